@@ -1,0 +1,7 @@
+/**
+ * Auto-configuration for retry-outbox.
+ */
+@NullMarked
+package io.retryoutbox.autoconfigure;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,7 @@
+/**
+ * JDBC storage of outbox messages on PostgreSQL.
+ */
+@NullMarked
+package io.retryoutbox.jdbc;
+
+import org.jspecify.annotations.NullMarked;
