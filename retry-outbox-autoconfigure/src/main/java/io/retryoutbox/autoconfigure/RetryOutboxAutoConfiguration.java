@@ -1,0 +1,148 @@
+package io.retryoutbox.autoconfigure;
+
+import java.time.Clock;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import javax.sql.DataSource;
+
+import io.netty.channel.ChannelOption;
+import io.retryoutbox.Outbox;
+import io.retryoutbox.RetryPolicy;
+import io.retryoutbox.jdbc.JdbcOutbox;
+import io.retryoutbox.jdbc.JdbcOutboxStore;
+import io.retryoutbox.jdbc.OutboxSchemaInitializer;
+import io.retryoutbox.jdbc.OutboxTables;
+import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.relay.RelayDestination;
+import io.retryoutbox.retry.DefaultRetryPolicy;
+import io.retryoutbox.retry.RetrySettings;
+import org.flywaydb.core.Flyway;
+import reactor.netty.http.client.HttpClient;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.web.reactive.function.client.WebClient;
+
+/**
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration}
+ * for retry-outbox: the {@link Outbox}, its table, the {@link RetryPolicy} and the relay.
+ */
+@AutoConfiguration(after = { DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class,
+		WebClientAutoConfiguration.class },
+		afterName = "org.springframework.boot.webclient.autoconfigure.WebClientObservationAutoConfiguration")
+@ConditionalOnClass({ WebClient.class, HttpClient.class, Flyway.class, JsonMapper.class })
+@ConditionalOnSingleCandidate(DataSource.class)
+@ConditionalOnBooleanProperty(name = "retry-outbox.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(RetryOutboxProperties.class)
+public final class RetryOutboxAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "retry-outbox.jdbc.initialize-schema", matchIfMissing = true)
+	OutboxSchemaInitializer retryOutboxSchemaInitializer(DataSource dataSource, RetryOutboxProperties properties) {
+		return new OutboxSchemaInitializer(dataSource, properties.getJdbc().getSchema());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	JdbcOutboxStore retryOutboxStore(DataSource dataSource, RetryOutboxProperties properties,
+			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<OutboxSchemaInitializer> schemaInitializer) {
+		// Created first, so the table exists before anything can use the store.
+		schemaInitializer.getIfAvailable();
+		return new JdbcOutboxStore(dataSource, OutboxTables.in(properties.getJdbc().getSchema()),
+				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RetryPolicy retryOutboxRetryPolicy(RetryOutboxProperties properties, ObjectProvider<JsonMapper> jsonMapper) {
+		RetrySettings defaults = properties.getRetry().toSettings();
+		Map<String, RetrySettings> perDestination = new LinkedHashMap<>();
+		properties.getDestinations()
+			.forEach((name, destination) -> perDestination.put(name, destination.getRetry().applyTo(defaults)));
+		return new DefaultRetryPolicy(defaults, perDestination,
+				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), Clock.systemUTC(),
+				new SplittableRandom());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	Outbox outbox(JdbcOutboxStore store, RetryOutboxProperties properties, ObjectProvider<JsonMapper> jsonMapper,
+			ObjectProvider<OutboxRelay> relay) {
+		JdbcOutbox.Settings settings = new JdbcOutbox.Settings(destinations(properties).keySet(),
+				properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(),
+				properties.isRequireTransaction());
+		return new JdbcOutbox(store, settings,
+				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper),
+				() -> relay.ifAvailable(OutboxRelay::wakeUp));
+	}
+
+	static Map<String, RelayDestination> destinations(RetryOutboxProperties properties) {
+		Map<String, RelayDestination> destinations = new LinkedHashMap<>();
+		properties.getDestinations().forEach((name, destination) -> {
+			if (destination.getBaseUrl() == null) {
+				throw new IllegalStateException("retry-outbox.destinations." + name + ".base-url must be set");
+			}
+			try {
+				destinations.put(name, new RelayDestination(destination.getBaseUrl(), destination.getTimeout(),
+						destination.getHeaders()));
+			}
+			catch (IllegalArgumentException ex) {
+				throw new IllegalStateException("Invalid retry-outbox.destinations." + name + ": " + ex.getMessage(),
+						ex);
+			}
+		});
+		return destinations;
+	}
+
+	private static JsonMapper defaultJsonMapper() {
+		return JsonMapper.builder().build();
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty(name = "retry-outbox.relay.enabled", matchIfMissing = true)
+	static class RelayConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		OutboxRelay retryOutboxRelay(JdbcOutboxStore store, RetryPolicy retryPolicy,
+				RetryOutboxProperties properties, ObjectProvider<WebClient.Builder> webClientBuilder) {
+			RetryOutboxProperties.Relay relay = properties.getRelay();
+			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
+					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout());
+			return new OutboxRelay(store, retryPolicy, relayWebClient(webClientBuilder), destinations(properties),
+					properties.getIdempotencyKeyHeader(), settings);
+		}
+
+		/**
+		 * Boot's builder brings codecs, customizers and observation; the connector is ours
+		 * because Reactor Netty would otherwise retry some failed requests by itself, and the
+		 * relay must be the only layer that retries.
+		 */
+		private static WebClient relayWebClient(ObjectProvider<WebClient.Builder> webClientBuilder) {
+			HttpClient httpClient = HttpClient.create()
+				.disableRetry(true)
+				.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000);
+			return webClientBuilder.getIfAvailable(WebClient::builder)
+				.clone()
+				.clientConnector(new ReactorClientHttpConnector(httpClient))
+				.build();
+		}
+
+	}
+
+}

@@ -1,0 +1,601 @@
+package io.retryoutbox.autoconfigure;
+
+import java.net.URI;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.retryoutbox.retry.RetrySettings;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.convert.DurationUnit;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Configuration properties for retry-outbox.
+ */
+@ConfigurationProperties("retry-outbox")
+public class RetryOutboxProperties {
+
+	/**
+	 * Whether to enable the outbox.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Whether enqueueing requires an active transaction.
+	 */
+	private boolean requireTransaction = true;
+
+	/**
+	 * Largest request body that may be enqueued.
+	 */
+	private DataSize maxBodySize = DataSize.ofMegabytes(1);
+
+	/**
+	 * Name of the header that carries the message id as idempotency key on every attempt.
+	 */
+	private String idempotencyKeyHeader = "Idempotency-Key";
+
+	/**
+	 * Downstream HTTP APIs by name.
+	 */
+	private final Map<String, Destination> destinations = new LinkedHashMap<>();
+
+	private final Jdbc jdbc = new Jdbc();
+
+	private final Relay relay = new Relay();
+
+	private final Retry retry = new Retry();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public boolean isRequireTransaction() {
+		return this.requireTransaction;
+	}
+
+	public void setRequireTransaction(boolean requireTransaction) {
+		this.requireTransaction = requireTransaction;
+	}
+
+	public DataSize getMaxBodySize() {
+		return this.maxBodySize;
+	}
+
+	public void setMaxBodySize(DataSize maxBodySize) {
+		this.maxBodySize = maxBodySize;
+	}
+
+	public String getIdempotencyKeyHeader() {
+		return this.idempotencyKeyHeader;
+	}
+
+	public void setIdempotencyKeyHeader(String idempotencyKeyHeader) {
+		this.idempotencyKeyHeader = idempotencyKeyHeader;
+	}
+
+	public Map<String, Destination> getDestinations() {
+		return this.destinations;
+	}
+
+	public Jdbc getJdbc() {
+		return this.jdbc;
+	}
+
+	public Relay getRelay() {
+		return this.relay;
+	}
+
+	public Retry getRetry() {
+		return this.retry;
+	}
+
+	/**
+	 * Storage settings.
+	 */
+	public static class Jdbc {
+
+		/**
+		 * Schema of the outbox tables; the connection's current schema when not set.
+		 */
+		private @Nullable String schema;
+
+		/**
+		 * Whether to create and upgrade the outbox tables with the starter's own Flyway
+		 * migrations.
+		 */
+		private boolean initializeSchema = true;
+
+		public @Nullable String getSchema() {
+			return this.schema;
+		}
+
+		public void setSchema(@Nullable String schema) {
+			this.schema = schema;
+		}
+
+		public boolean isInitializeSchema() {
+			return this.initializeSchema;
+		}
+
+		public void setInitializeSchema(boolean initializeSchema) {
+			this.initializeSchema = initializeSchema;
+		}
+
+	}
+
+	/**
+	 * Relay settings.
+	 */
+	public static class Relay {
+
+		/**
+		 * Whether this instance runs a relay; without one it only enqueues.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * How often the relay looks for due messages when nothing woke it.
+		 */
+		@DurationUnit(ChronoUnit.MILLIS)
+		private Duration pollInterval = Duration.ofSeconds(1);
+
+		/**
+		 * Largest number of messages claimed in one batch.
+		 */
+		private int batchSize = 100;
+
+		/**
+		 * Largest number of requests in flight at once.
+		 */
+		private int concurrency = 16;
+
+		/**
+		 * How long a claimed message stays leased to this instance before another may take it
+		 * over.
+		 */
+		private Duration leaseTimeout = Duration.ofMinutes(1);
+
+		/**
+		 * How long a graceful stop waits for in-flight requests before releasing their
+		 * messages.
+		 */
+		private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getPollInterval() {
+			return this.pollInterval;
+		}
+
+		public void setPollInterval(Duration pollInterval) {
+			this.pollInterval = pollInterval;
+		}
+
+		public int getBatchSize() {
+			return this.batchSize;
+		}
+
+		public void setBatchSize(int batchSize) {
+			this.batchSize = batchSize;
+		}
+
+		public int getConcurrency() {
+			return this.concurrency;
+		}
+
+		public void setConcurrency(int concurrency) {
+			this.concurrency = concurrency;
+		}
+
+		public Duration getLeaseTimeout() {
+			return this.leaseTimeout;
+		}
+
+		public void setLeaseTimeout(Duration leaseTimeout) {
+			this.leaseTimeout = leaseTimeout;
+		}
+
+		public Duration getShutdownTimeout() {
+			return this.shutdownTimeout;
+		}
+
+		public void setShutdownTimeout(Duration shutdownTimeout) {
+			this.shutdownTimeout = shutdownTimeout;
+		}
+
+	}
+
+	/**
+	 * Retry settings of the default retry policy, for all destinations.
+	 */
+	public static class Retry {
+
+		/**
+		 * Delay before the second attempt, the start of the backoff ramp.
+		 */
+		private Duration delay = RetrySettings.DEFAULTS.delay();
+
+		/**
+		 * Factor the backoff ramp grows by per attempt.
+		 */
+		private double multiplier = RetrySettings.DEFAULTS.multiplier();
+
+		/**
+		 * Cap on the backoff ramp; jitter is added above it.
+		 */
+		private Duration maxDelay = RetrySettings.DEFAULTS.maxDelay();
+
+		/**
+		 * Cap on the delay a Retry-After response header may ask for.
+		 */
+		private Duration retryAfterMax = RetrySettings.DEFAULTS.retryAfterMax();
+
+		/**
+		 * Largest share of the wait added on top of it at random, never subtracted.
+		 */
+		private double jitter = RetrySettings.DEFAULTS.jitter();
+
+		/**
+		 * Number of attempts after which a transient failure makes the message dead.
+		 */
+		private int maxAttempts = RetrySettings.DEFAULTS.maxAttempts();
+
+		/**
+		 * Total delivery deadline, counted from enqueue.
+		 */
+		private Duration timeout = RetrySettings.DEFAULTS.timeout();
+
+		/**
+		 * JSON pointers into an error body where the error code is looked for, in order.
+		 */
+		private List<String> errorCodePointers = new ArrayList<>(RetrySettings.DEFAULTS.errorCodePointers());
+
+		/**
+		 * Error codes of a 409 response that are retried.
+		 */
+		private Set<String> transientErrorCodes = new LinkedHashSet<>(
+				RetrySettings.DEFAULTS.transientErrorCodes());
+
+		/**
+		 * Error codes of a 409 response that make the message dead.
+		 */
+		private Set<String> terminalErrorCodes = new LinkedHashSet<>(RetrySettings.DEFAULTS.terminalErrorCodes());
+
+		/**
+		 * Whether a 409 response without a known error code is retried.
+		 */
+		private boolean retryConflictWithoutCode = RetrySettings.DEFAULTS.retryConflictWithoutCode();
+
+		public Duration getDelay() {
+			return this.delay;
+		}
+
+		public void setDelay(Duration delay) {
+			this.delay = delay;
+		}
+
+		public double getMultiplier() {
+			return this.multiplier;
+		}
+
+		public void setMultiplier(double multiplier) {
+			this.multiplier = multiplier;
+		}
+
+		public Duration getMaxDelay() {
+			return this.maxDelay;
+		}
+
+		public void setMaxDelay(Duration maxDelay) {
+			this.maxDelay = maxDelay;
+		}
+
+		public Duration getRetryAfterMax() {
+			return this.retryAfterMax;
+		}
+
+		public void setRetryAfterMax(Duration retryAfterMax) {
+			this.retryAfterMax = retryAfterMax;
+		}
+
+		public double getJitter() {
+			return this.jitter;
+		}
+
+		public void setJitter(double jitter) {
+			this.jitter = jitter;
+		}
+
+		public int getMaxAttempts() {
+			return this.maxAttempts;
+		}
+
+		public void setMaxAttempts(int maxAttempts) {
+			this.maxAttempts = maxAttempts;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public List<String> getErrorCodePointers() {
+			return this.errorCodePointers;
+		}
+
+		public void setErrorCodePointers(List<String> errorCodePointers) {
+			this.errorCodePointers = errorCodePointers;
+		}
+
+		public Set<String> getTransientErrorCodes() {
+			return this.transientErrorCodes;
+		}
+
+		public void setTransientErrorCodes(Set<String> transientErrorCodes) {
+			this.transientErrorCodes = transientErrorCodes;
+		}
+
+		public Set<String> getTerminalErrorCodes() {
+			return this.terminalErrorCodes;
+		}
+
+		public void setTerminalErrorCodes(Set<String> terminalErrorCodes) {
+			this.terminalErrorCodes = terminalErrorCodes;
+		}
+
+		public boolean isRetryConflictWithoutCode() {
+			return this.retryConflictWithoutCode;
+		}
+
+		public void setRetryConflictWithoutCode(boolean retryConflictWithoutCode) {
+			this.retryConflictWithoutCode = retryConflictWithoutCode;
+		}
+
+		RetrySettings toSettings() {
+			return new RetrySettings(this.delay, this.multiplier, this.maxDelay, this.retryAfterMax, this.jitter,
+					this.maxAttempts, this.timeout, this.errorCodePointers, this.transientErrorCodes,
+					this.terminalErrorCodes, this.retryConflictWithoutCode);
+		}
+
+	}
+
+	/**
+	 * A downstream HTTP API.
+	 */
+	public static class Destination {
+
+		/**
+		 * Base URL that request paths are resolved against, e.g. https://payments.internal/api.
+		 */
+		private @Nullable URI baseUrl;
+
+		/**
+		 * Deadline of one attempt, from connecting to reading the whole response.
+		 */
+		private Duration timeout = Duration.ofSeconds(10);
+
+		/**
+		 * Headers added to every request to this destination.
+		 */
+		private Map<String, String> headers = new LinkedHashMap<>();
+
+		private final RetryOverrides retry = new RetryOverrides();
+
+		public @Nullable URI getBaseUrl() {
+			return this.baseUrl;
+		}
+
+		public void setBaseUrl(@Nullable URI baseUrl) {
+			this.baseUrl = baseUrl;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public Map<String, String> getHeaders() {
+			return this.headers;
+		}
+
+		public void setHeaders(Map<String, String> headers) {
+			this.headers = headers;
+		}
+
+		public RetryOverrides getRetry() {
+			return this.retry;
+		}
+
+	}
+
+	/**
+	 * Retry settings of one destination; each one that is set overrides the global
+	 * {@code retry-outbox.retry} value.
+	 */
+	public static class RetryOverrides {
+
+		/**
+		 * Delay before the second attempt, the start of the backoff ramp.
+		 */
+		private @Nullable Duration delay;
+
+		/**
+		 * Factor the backoff ramp grows by per attempt.
+		 */
+		private @Nullable Double multiplier;
+
+		/**
+		 * Cap on the backoff ramp; jitter is added above it.
+		 */
+		private @Nullable Duration maxDelay;
+
+		/**
+		 * Cap on the delay a Retry-After response header may ask for.
+		 */
+		private @Nullable Duration retryAfterMax;
+
+		/**
+		 * Largest share of the wait added on top of it at random, never subtracted.
+		 */
+		private @Nullable Double jitter;
+
+		/**
+		 * Number of attempts after which a transient failure makes the message dead.
+		 */
+		private @Nullable Integer maxAttempts;
+
+		/**
+		 * Total delivery deadline, counted from enqueue.
+		 */
+		private @Nullable Duration timeout;
+
+		/**
+		 * JSON pointers into an error body where the error code is looked for, in order.
+		 */
+		private @Nullable List<String> errorCodePointers;
+
+		/**
+		 * Error codes of a 409 response that are retried.
+		 */
+		private @Nullable Set<String> transientErrorCodes;
+
+		/**
+		 * Error codes of a 409 response that make the message dead.
+		 */
+		private @Nullable Set<String> terminalErrorCodes;
+
+		/**
+		 * Whether a 409 response without a known error code is retried.
+		 */
+		private @Nullable Boolean retryConflictWithoutCode;
+
+		public @Nullable Duration getDelay() {
+			return this.delay;
+		}
+
+		public void setDelay(@Nullable Duration delay) {
+			this.delay = delay;
+		}
+
+		public @Nullable Double getMultiplier() {
+			return this.multiplier;
+		}
+
+		public void setMultiplier(@Nullable Double multiplier) {
+			this.multiplier = multiplier;
+		}
+
+		public @Nullable Duration getMaxDelay() {
+			return this.maxDelay;
+		}
+
+		public void setMaxDelay(@Nullable Duration maxDelay) {
+			this.maxDelay = maxDelay;
+		}
+
+		public @Nullable Duration getRetryAfterMax() {
+			return this.retryAfterMax;
+		}
+
+		public void setRetryAfterMax(@Nullable Duration retryAfterMax) {
+			this.retryAfterMax = retryAfterMax;
+		}
+
+		public @Nullable Double getJitter() {
+			return this.jitter;
+		}
+
+		public void setJitter(@Nullable Double jitter) {
+			this.jitter = jitter;
+		}
+
+		public @Nullable Integer getMaxAttempts() {
+			return this.maxAttempts;
+		}
+
+		public void setMaxAttempts(@Nullable Integer maxAttempts) {
+			this.maxAttempts = maxAttempts;
+		}
+
+		public @Nullable Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(@Nullable Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public @Nullable List<String> getErrorCodePointers() {
+			return this.errorCodePointers;
+		}
+
+		public void setErrorCodePointers(@Nullable List<String> errorCodePointers) {
+			this.errorCodePointers = errorCodePointers;
+		}
+
+		public @Nullable Set<String> getTransientErrorCodes() {
+			return this.transientErrorCodes;
+		}
+
+		public void setTransientErrorCodes(@Nullable Set<String> transientErrorCodes) {
+			this.transientErrorCodes = transientErrorCodes;
+		}
+
+		public @Nullable Set<String> getTerminalErrorCodes() {
+			return this.terminalErrorCodes;
+		}
+
+		public void setTerminalErrorCodes(@Nullable Set<String> terminalErrorCodes) {
+			this.terminalErrorCodes = terminalErrorCodes;
+		}
+
+		public @Nullable Boolean getRetryConflictWithoutCode() {
+			return this.retryConflictWithoutCode;
+		}
+
+		public void setRetryConflictWithoutCode(@Nullable Boolean retryConflictWithoutCode) {
+			this.retryConflictWithoutCode = retryConflictWithoutCode;
+		}
+
+		RetrySettings applyTo(RetrySettings global) {
+			return new RetrySettings(or(this.delay, global.delay()), or(this.multiplier, global.multiplier()),
+					or(this.maxDelay, global.maxDelay()), or(this.retryAfterMax, global.retryAfterMax()),
+					or(this.jitter, global.jitter()), or(this.maxAttempts, global.maxAttempts()),
+					or(this.timeout, global.timeout()), or(this.errorCodePointers, global.errorCodePointers()),
+					or(this.transientErrorCodes, global.transientErrorCodes()),
+					or(this.terminalErrorCodes, global.terminalErrorCodes()),
+					or(this.retryConflictWithoutCode, global.retryConflictWithoutCode()));
+		}
+
+		private static <T> T or(@Nullable T value, T fallback) {
+			return (value != null) ? value : fallback;
+		}
+
+	}
+
+}

@@ -1,0 +1,31 @@
+package io.retryoutbox.relay;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Map;
+
+import org.springframework.util.Assert;
+
+/**
+ * Where and how the relay sends the messages of one destination.
+ *
+ * @param baseUrl the base URL that message paths are appended to
+ * @param timeout the deadline of one attempt
+ * @param headers headers added to every request
+ */
+public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String> headers) {
+
+	public RelayDestination {
+		Assert.notNull(baseUrl, "baseUrl must not be null");
+		Assert.isTrue(baseUrl.isAbsolute() && baseUrl.getHost() != null,
+				() -> "base-url must be an absolute http(s) URL, was '" + baseUrl + "'");
+		Assert.isTrue((!timeout.isNegative() && !timeout.isZero()), () -> "timeout must be positive, was " + timeout);
+		headers = Map.copyOf(headers);
+	}
+
+	URI resolve(String path) {
+		String base = this.baseUrl.toString();
+		return URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) + path : base + path);
+	}
+
+}

@@ -1,0 +1,214 @@
+package io.retryoutbox;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockWebServer;
+import mockwebserver3.RecordedRequest;
+import mockwebserver3.SocketEffect;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.http.MediaType;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * End to end: enqueue in a transaction, deliver through the relay to a real HTTP server, on
+ * a real PostgreSQL.
+ */
+class OutboxDeliveryIntegrationTests {
+
+	private static String jdbcUrl;
+
+	private MockWebServer server;
+
+	@BeforeAll
+	static void createDatabase() {
+		jdbcUrl = TestDatabase.createDatabase();
+	}
+
+	@BeforeEach
+	void startServer() throws IOException {
+		this.server = new MockWebServer();
+		this.server.start();
+	}
+
+	@AfterEach
+	void stopServer() {
+		this.server.close();
+	}
+
+	private ApplicationContextRunner runner(int port) {
+		return OutboxContexts.runner(jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.payments.base-url=http://localhost:" + port + "/api",
+					"retry-outbox.destinations.payments.timeout=2s", "retry-outbox.retry.delay=50ms",
+					"retry-outbox.retry.jitter=0");
+	}
+
+	private ApplicationContextRunner runner() {
+		return runner(this.server.getPort());
+	}
+
+	private static UUID sendInTransaction(AssertableApplicationContext context, OutboxRequest request) {
+		return OutboxContexts.transactions(context).execute((status) -> context.getBean(Outbox.class).send(request));
+	}
+
+	private static OutboxRequest charge(String orderId) {
+		return OutboxRequest.post("payments", "/charges?source=test")
+			.jsonBody(Map.of("orderId", orderId, "amount", 42))
+			.header("X-Tenant", "acme")
+			.orderingKey(orderId)
+			.build();
+	}
+
+	private static void awaitStatus(AssertableApplicationContext context, UUID id, String status) {
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(OutboxContexts.row(context, id)).containsEntry("status", status));
+	}
+
+	@Test
+	void deliversACommittedRequestWithItsMethodPathBodyHeadersAndIdempotencyKey() {
+		this.server.enqueue(new MockResponse.Builder().code(201).build());
+		runner().run((context) -> {
+			UUID id = sendInTransaction(context, charge("order-1"));
+			RecordedRequest request = this.server.takeRequest(20, TimeUnit.SECONDS);
+			assertThat(request).isNotNull();
+			assertThat(request.getMethod()).isEqualTo("POST");
+			assertThat(request.getTarget()).isEqualTo("/api/charges?source=test");
+			assertThat(request.getBody().string(StandardCharsets.UTF_8))
+				.isEqualTo("{\"amount\":42,\"orderId\":\"order-1\"}");
+			assertThat(request.getHeaders().get("Content-Type")).isEqualTo(MediaType.APPLICATION_JSON_VALUE);
+			assertThat(request.getHeaders().get("X-Tenant")).isEqualTo("acme");
+			assertThat(request.getHeaders().get("Idempotency-Key")).isEqualTo(id.toString());
+			awaitStatus(context, id, "DELIVERED");
+			Map<String, Object> row = OutboxContexts.row(context, id);
+			assertThat(row).containsEntry("attempts", 1).containsEntry("last_status_code", 201);
+			assertThat(row.get("delivered_at")).isNotNull();
+			assertThat(row.get("lease_owner")).isNull();
+		});
+	}
+
+	@Test
+	void sendsNothingWhenTheTransactionRollsBack() {
+		runner().run((context) -> {
+			long before = OutboxContexts.count(context);
+			OutboxContexts.transactions(context).executeWithoutResult((status) -> {
+				context.getBean(Outbox.class).send(charge("order-rolled-back"));
+				status.setRollbackOnly();
+			});
+			assertThat(OutboxContexts.count(context)).isEqualTo(before);
+			// A committed marker proves the relay ran after the rolled-back one would have.
+			UUID marker = sendInTransaction(context, OutboxRequest.get("payments", "/marker").build());
+			this.server.enqueue(new MockResponse.Builder().code(200).build());
+			awaitStatus(context, marker, "DELIVERED");
+			assertThat(this.server.getRequestCount()).isEqualTo(1);
+			assertThat(this.server.takeRequest().getTarget()).isEqualTo("/api/marker");
+		});
+	}
+
+	@Test
+	void retriesATransientStatusWithTheSameIdempotencyKeyUntilDelivered() {
+		this.server.enqueue(new MockResponse.Builder().code(503).addHeader("Retry-After", "0").build());
+		this.server.enqueue(new MockResponse.Builder().code(500).build());
+		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		runner().run((context) -> {
+			UUID id = sendInTransaction(context, charge("order-2"));
+			awaitStatus(context, id, "DELIVERED");
+			List<String> keys = new ArrayList<>();
+			List<String> bodies = new ArrayList<>();
+			for (int i = 0; i < 3; i++) {
+				RecordedRequest request = this.server.takeRequest(5, TimeUnit.SECONDS);
+				keys.add(request.getHeaders().get("Idempotency-Key"));
+				bodies.add(request.getBody().string(StandardCharsets.UTF_8));
+			}
+			assertThat(keys).containsOnly(id.toString()).hasSize(3);
+			assertThat(bodies).containsOnly("{\"amount\":42,\"orderId\":\"order-2\"}");
+			assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 3);
+		});
+	}
+
+	@Test
+	void keepsTheRowWhileTheServerIsDownAndDeliversItWhenTheServerComesBack() throws IOException {
+		int port = freePort();
+		runner(port).run((context) -> {
+			UUID id = sendInTransaction(context, charge("order-3"));
+			await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+				Map<String, Object> row = OutboxContexts.row(context, id);
+				assertThat(row).containsEntry("status", "PENDING");
+				assertThat((Integer) row.get("attempts")).isGreaterThanOrEqualTo(2);
+				assertThat((String) row.get("last_error")).contains("Connect");
+			});
+			try (MockWebServer late = new MockWebServer()) {
+				late.enqueue(new MockResponse.Builder().code(200).build());
+				late.start(port);
+				awaitStatus(context, id, "DELIVERED");
+				assertThat(late.takeRequest().getHeaders().get("Idempotency-Key")).isEqualTo(id.toString());
+			}
+		});
+	}
+
+	@Test
+	void deadLettersABadRequestAndDoesNotHoldUpTheNextRow() {
+		this.server.enqueue(new MockResponse.Builder().code(400).body("{\"error\":{\"code\":\"INVALID\"}}").build());
+		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		runner().run((context) -> {
+			UUID poison = sendInTransaction(context, OutboxRequest.post("payments", "/first").build());
+			awaitStatus(context, poison, "DEAD");
+			UUID next = sendInTransaction(context, OutboxRequest.post("payments", "/second").build());
+			awaitStatus(context, next, "DELIVERED");
+			Map<String, Object> dead = OutboxContexts.row(context, poison);
+			assertThat(dead).containsEntry("dead_reason", "TERMINAL_STATUS")
+				.containsEntry("last_status_code", 400)
+				.containsEntry("attempts", 1);
+			assertThat(this.server.getRequestCount()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void retriesAConnectionThatDiesMidRequestAndTheClientDoesNotRetryByItself() {
+		this.server.enqueue(new MockResponse.Builder().onRequestBody(SocketEffect.ShutdownConnection.INSTANCE).build());
+		runner().withPropertyValues("retry-outbox.retry.delay=1h").run((context) -> {
+			UUID id = sendInTransaction(context, charge("order-4"));
+			await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+				Map<String, Object> row = OutboxContexts.row(context, id);
+				assertThat(row).containsEntry("status", "PENDING").containsEntry("attempts", 1);
+				assertThat(row.get("last_error")).isNotNull();
+			});
+			assertThat(this.server.getRequestCount()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void retriesAnAttemptThatExceedsTheDestinationTimeout() {
+		this.server.enqueue(new MockResponse.Builder().code(200).headersDelay(5, TimeUnit.SECONDS).build());
+		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		runner().withPropertyValues("retry-outbox.destinations.payments.timeout=300ms").run((context) -> {
+			UUID id = sendInTransaction(context, charge("order-5"));
+			awaitStatus(context, id, "DELIVERED");
+			assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 2);
+		});
+	}
+
+	private static int freePort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+	}
+
+}

@@ -1,0 +1,81 @@
+package io.retryoutbox.testsupport;
+
+import java.util.Map;
+import java.util.UUID;
+
+import javax.sql.DataSource;
+
+import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
+import org.springframework.context.ApplicationContext;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Builds application contexts with the starter on a real PostgreSQL database, the way an
+ * application gets them.
+ */
+public final class OutboxContexts {
+
+	private OutboxContexts() {
+	}
+
+	/**
+	 * A runner with the outbox and what it builds on, on the given database, polling quickly.
+	 * @param jdbcUrl the database
+	 * @return the runner
+	 */
+	public static ApplicationContextRunner runner(String jdbcUrl) {
+		return new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, JacksonAutoConfiguration.class,
+					WebClientAutoConfiguration.class, RetryOutboxAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + jdbcUrl, "spring.datasource.hikari.maximum-pool-size=4",
+					"retry-outbox.relay.poll-interval=100ms");
+	}
+
+	/**
+	 * A transaction template on the context's transaction manager.
+	 * @param context the context
+	 * @return the template
+	 */
+	public static TransactionTemplate transactions(ApplicationContext context) {
+		return new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+	}
+
+	/**
+	 * The row of a message, as a map of column to value.
+	 * @param context the context
+	 * @param id the message id
+	 * @return the row
+	 */
+	public static Map<String, Object> row(ApplicationContext context, UUID id) {
+		return jdbc(context).sql("SELECT * FROM retry_outbox_message WHERE id = ?").param(id).query().singleRow();
+	}
+
+	/**
+	 * The number of outbox rows.
+	 * @param context the context
+	 * @return the count
+	 */
+	public static long count(ApplicationContext context) {
+		return jdbc(context).sql("SELECT count(*) FROM retry_outbox_message").query(Long.class).single();
+	}
+
+	/**
+	 * A JDBC client on the context's data source.
+	 * @param context the context
+	 * @return the client
+	 */
+	public static JdbcClient jdbc(ApplicationContext context) {
+		return JdbcClient.create(context.getBean(DataSource.class));
+	}
+
+}
