@@ -43,7 +43,8 @@ public record RetrySettings(Duration delay, double multiplier, Duration maxDelay
 				() -> "retry retry-after-max must not be negative, was " + retryAfterMax);
 		Assert.isTrue(jitter >= 0.0, () -> "retry jitter must not be negative, was " + jitter);
 		Assert.isTrue(maxAttempts >= 1, () -> "retry max-attempts must be at least 1, was " + maxAttempts);
-		Assert.isTrue((!timeout.isNegative() && !timeout.isZero()), () -> "retry timeout must be positive, was " + timeout);
+		Assert.isTrue(!timeout.isNegative() && !timeout.isZero(),
+				() -> "retry timeout must be positive, was " + timeout);
 		errorCodePointers = List.copyOf(errorCodePointers);
 		transientErrorCodes = Set.copyOf(transientErrorCodes);
 		terminalErrorCodes = Set.copyOf(terminalErrorCodes);
