@@ -17,7 +17,6 @@ import mockwebserver3.MockWebServer;
 import mockwebserver3.RecordedRequest;
 import mockwebserver3.SocketEffect;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -34,17 +33,13 @@ import static org.awaitility.Awaitility.await;
  */
 class OutboxDeliveryIntegrationTests {
 
-	private static String jdbcUrl;
+	private String jdbcUrl;
 
 	private MockWebServer server;
 
-	@BeforeAll
-	static void createDatabase() {
-		jdbcUrl = TestDatabase.createDatabase();
-	}
-
 	@BeforeEach
-	void startServer() throws IOException {
+	void startServerOnAFreshDatabase() throws IOException {
+		this.jdbcUrl = TestDatabase.createDatabase();
 		this.server = new MockWebServer();
 		this.server.start();
 	}
@@ -55,7 +50,7 @@ class OutboxDeliveryIntegrationTests {
 	}
 
 	private ApplicationContextRunner runner(int port) {
-		return OutboxContexts.runner(jdbcUrl)
+		return OutboxContexts.runner(this.jdbcUrl)
 			.withPropertyValues("retry-outbox.destinations.payments.base-url=http://localhost:" + port + "/api",
 					"retry-outbox.destinations.payments.timeout=2s", "retry-outbox.retry.delay=50ms",
 					"retry-outbox.retry.jitter=0");

@@ -3,7 +3,7 @@ package io.retryoutbox.autoconfigure;
 import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.SplittableRandom;
+import java.util.concurrent.ThreadLocalRandom;
 
 import javax.sql.DataSource;
 
@@ -76,7 +76,7 @@ public final class RetryOutboxAutoConfiguration {
 			.forEach((name, destination) -> perDestination.put(name, destination.getRetry().applyTo(defaults)));
 		return new DefaultRetryPolicy(defaults, perDestination,
 				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), Clock.systemUTC(),
-				new SplittableRandom());
+				() -> ThreadLocalRandom.current().nextLong());
 	}
 
 	@Bean
