@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
+import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.MockResponse;
@@ -198,6 +199,42 @@ class OutboxDeliveryIntegrationTests {
 			awaitStatus(context, id, "DELIVERED");
 			assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 2);
 		});
+	}
+
+	@Test
+	void wakesTheRelayRightAfterCommitInsteadOfWaitingForThePoll() {
+		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		runner().withPropertyValues("retry-outbox.relay.poll-interval=1h").run((context) -> {
+			// The relay's first poll runs at start; only the after-commit wake-up can deliver this.
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> context.getBean(OutboxRelay.class).isRunning());
+			UUID id = sendInTransaction(context, charge("order-6"));
+			awaitStatus(context, id, "DELIVERED");
+		});
+	}
+
+	@Test
+	void keepsTheIdempotencyKeyAcrossARestart() throws InterruptedException {
+		this.server.enqueue(new MockResponse.Builder().code(503).build());
+		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		UUID[] id = new UUID[1];
+		runner().withPropertyValues("retry-outbox.retry.delay=1h").run((context) -> {
+			id[0] = sendInTransaction(context, charge("order-7"));
+			await().atMost(Duration.ofSeconds(20))
+				.untilAsserted(() -> assertThat(OutboxContexts.row(context, id[0])).containsEntry("status", "PENDING")
+					.containsEntry("attempts", 1)
+					.containsEntry("last_status_code", 503));
+		});
+		runner().run((context) -> {
+			OutboxContexts.jdbc(context)
+				.sql("UPDATE retry_outbox_message SET next_attempt_at = now() WHERE id = ?")
+				.param(id[0])
+				.update();
+			awaitStatus(context, id[0], "DELIVERED");
+			assertThat(OutboxContexts.row(context, id[0])).containsEntry("attempts", 2);
+		});
+		assertThat(this.server.takeRequest().getHeaders().get("Idempotency-Key")).isEqualTo(id[0].toString());
+		assertThat(this.server.takeRequest().getHeaders().get("Idempotency-Key")).isEqualTo(id[0].toString());
 	}
 
 	private static int freePort() throws IOException {

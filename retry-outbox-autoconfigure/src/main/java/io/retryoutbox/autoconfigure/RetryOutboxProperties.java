@@ -232,58 +232,57 @@ public class RetryOutboxProperties {
 		/**
 		 * Delay before the second attempt, the start of the backoff ramp.
 		 */
-		private Duration delay = RetrySettings.DEFAULTS.delay();
+		private Duration delay = Duration.ofSeconds(1);
 
 		/**
 		 * Factor the backoff ramp grows by per attempt.
 		 */
-		private double multiplier = RetrySettings.DEFAULTS.multiplier();
+		private double multiplier = 2.0;
 
 		/**
 		 * Cap on the backoff ramp; jitter is added above it.
 		 */
-		private Duration maxDelay = RetrySettings.DEFAULTS.maxDelay();
+		private Duration maxDelay = Duration.ofMinutes(10);
 
 		/**
 		 * Cap on the delay a Retry-After response header may ask for.
 		 */
-		private Duration retryAfterMax = RetrySettings.DEFAULTS.retryAfterMax();
+		private Duration retryAfterMax = Duration.ofMinutes(10);
 
 		/**
 		 * Largest share of the wait added on top of it at random, never subtracted.
 		 */
-		private double jitter = RetrySettings.DEFAULTS.jitter();
+		private double jitter = 0.5;
 
 		/**
 		 * Number of attempts after which a transient failure makes the message dead.
 		 */
-		private int maxAttempts = RetrySettings.DEFAULTS.maxAttempts();
+		private int maxAttempts = 20;
 
 		/**
 		 * Total delivery deadline, counted from enqueue.
 		 */
-		private Duration timeout = RetrySettings.DEFAULTS.timeout();
+		private Duration timeout = Duration.ofHours(24);
 
 		/**
 		 * JSON pointers into an error body where the error code is looked for, in order.
 		 */
-		private List<String> errorCodePointers = new ArrayList<>(RetrySettings.DEFAULTS.errorCodePointers());
+		private List<String> errorCodePointers = new ArrayList<>(List.of("/error/code", "/code"));
 
 		/**
 		 * Error codes of a 409 response that are retried.
 		 */
-		private Set<String> transientErrorCodes = new LinkedHashSet<>(
-				RetrySettings.DEFAULTS.transientErrorCodes());
+		private Set<String> transientErrorCodes = new LinkedHashSet<>(Set.of("RESOURCE_LOCKED"));
 
 		/**
 		 * Error codes of a 409 response that make the message dead.
 		 */
-		private Set<String> terminalErrorCodes = new LinkedHashSet<>(RetrySettings.DEFAULTS.terminalErrorCodes());
+		private Set<String> terminalErrorCodes = new LinkedHashSet<>(Set.of("CONFLICT"));
 
 		/**
 		 * Whether a 409 response without a known error code is retried.
 		 */
-		private boolean retryConflictWithoutCode = RetrySettings.DEFAULTS.retryConflictWithoutCode();
+		private boolean retryConflictWithoutCode = true;
 
 		public Duration getDelay() {
 			return this.delay;

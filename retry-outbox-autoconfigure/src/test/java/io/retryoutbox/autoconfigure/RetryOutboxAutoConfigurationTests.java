@@ -1,0 +1,215 @@
+package io.retryoutbox.autoconfigure;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Map;
+
+import io.retryoutbox.DeliveryAttempt;
+import io.retryoutbox.DeliveryOutcome;
+import io.retryoutbox.Outbox;
+import io.retryoutbox.RetryDecision;
+import io.retryoutbox.RetryPolicy;
+import io.retryoutbox.jdbc.JdbcOutboxStore;
+import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.retry.DefaultRetryPolicy;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.TestDatabase;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.context.WebApplicationContext;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tests for {@link RetryOutboxAutoConfiguration}.
+ */
+class RetryOutboxAutoConfigurationTests {
+
+	private String jdbcUrl;
+
+	private ApplicationContextRunner runner;
+
+	@BeforeEach
+	void createDatabase() {
+		this.jdbcUrl = TestDatabase.createDatabase();
+		this.runner = OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.payments.base-url=http://localhost:9/api");
+	}
+
+	@Test
+	void providesTheOutboxTheRelayAndTheDefaultPolicy() {
+		this.runner.run((context) -> {
+			assertThat(context).hasSingleBean(Outbox.class)
+				.hasSingleBean(OutboxRelay.class)
+				.hasSingleBean(JdbcOutboxStore.class)
+				.hasSingleBean(DefaultRetryPolicy.class);
+			assertThat(context.getBean(OutboxRelay.class).isRunning()).isTrue();
+		});
+	}
+
+	@Test
+	void backsOffWithoutADataSource() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RetryOutboxAutoConfiguration.class))
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(Outbox.class));
+	}
+
+	@Test
+	void backsOffWithoutWebClient() {
+		this.runner.withClassLoader(new FilteredClassLoader(WebClient.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(Outbox.class)
+				.doesNotHaveBean(OutboxRelay.class));
+	}
+
+	@Test
+	void backsOffWhenDisabled() {
+		this.runner.withPropertyValues("retry-outbox.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(Outbox.class)
+				.doesNotHaveBean(RetryPolicy.class)
+				.doesNotHaveBean(OutboxRelay.class));
+	}
+
+	@Test
+	void runsNoRelayOnAnEnqueueOnlyInstance() {
+		this.runner.withPropertyValues("retry-outbox.relay.enabled=false")
+			.run((context) -> assertThat(context).hasSingleBean(Outbox.class).doesNotHaveBean(OutboxRelay.class));
+	}
+
+	@Test
+	void letsAUserRetryPolicyReplaceTheDefault() {
+		this.runner.withUserConfiguration(CustomPolicyConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(RetryPolicy.class).doesNotHaveBean(DefaultRetryPolicy.class);
+			assertThat(context.getBean(RetryPolicy.class)).isSameAs(context.getBean("customPolicy"));
+		});
+	}
+
+	@Test
+	void bindsDestinationsWithPerDestinationRetryOverrides() {
+		this.runner
+			.withPropertyValues("retry-outbox.retry.max-attempts=7", "retry-outbox.retry.delay=2s",
+					"retry-outbox.destinations.payments.timeout=3s",
+					"retry-outbox.destinations.payments.headers.X-Api-Version=2",
+					"retry-outbox.destinations.payments.retry.max-attempts=3",
+					"retry-outbox.destinations.payments.retry.transient-error-codes=BUSY,RESOURCE_LOCKED")
+			.run((context) -> {
+				RetryOutboxProperties properties = context.getBean(RetryOutboxProperties.class);
+				RetryOutboxProperties.Destination payments = properties.getDestinations().get("payments");
+				assertThat(payments.getBaseUrl()).isEqualTo(URI.create("http://localhost:9/api"));
+				assertThat(payments.getTimeout()).isEqualTo(Duration.ofSeconds(3));
+				assertThat(payments.getHeaders()).containsEntry("X-Api-Version", "2");
+				var merged = payments.getRetry().applyTo(properties.getRetry().toSettings());
+				assertThat(merged.maxAttempts()).isEqualTo(3);
+				assertThat(merged.delay()).isEqualTo(Duration.ofSeconds(2));
+				assertThat(merged.transientErrorCodes()).containsExactlyInAnyOrder("BUSY", "RESOURCE_LOCKED");
+				assertThat(merged.terminalErrorCodes()).containsExactly("CONFLICT");
+			});
+	}
+
+	@Test
+	void failsFastWhenADestinationHasNoBaseUrl() {
+		this.runner.withPropertyValues("retry-outbox.destinations.broken.timeout=1s")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("retry-outbox.destinations.broken.base-url must be set"));
+	}
+
+	@Test
+	void failsFastOnAnInvalidRetrySetting() {
+		this.runner.withPropertyValues("retry-outbox.retry.multiplier=0.5")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("multiplier"));
+	}
+
+	@Test
+	void createsItsTableWithItsOwnHistoryAndLeavesTheApplicationsMigrationsAlone() {
+		this.runner.run((context) -> {
+			var jdbc = OutboxContexts.jdbc(context);
+			assertThat(tableExists(context, "retry_outbox_message")).isTrue();
+			assertThat(tableExists(context, "retry_outbox_schema_history")).isTrue();
+			assertThat(tableExists(context, "flyway_schema_history")).isFalse();
+			assertThat(tableExists(context, "application_table_that_must_not_exist")).isFalse();
+			assertThat(context).doesNotHaveBean(Flyway.class);
+			assertThat(jdbc.sql("SELECT count(*) FROM retry_outbox_schema_history WHERE success").query(Long.class)
+				.single()).isPositive();
+		});
+	}
+
+	@Test
+	void createsItsTableInTheConfiguredSchema() {
+		this.runner.withPropertyValues("retry-outbox.jdbc.schema=outbox").run((context) -> {
+			assertThat(context).hasNotFailed();
+			Long count = OutboxContexts.jdbc(context)
+				.sql("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'outbox' "
+						+ "AND table_name = 'retry_outbox_message'")
+				.query(Long.class)
+				.single();
+			assertThat(count).isEqualTo(1);
+			assertThat(tableExists(context, "retry_outbox_message")).isFalse();
+		});
+	}
+
+	@Test
+	void leavesTheSchemaToTheUserWhenInitializationIsOff() {
+		this.runner.withPropertyValues("retry-outbox.jdbc.initialize-schema=false", "retry-outbox.relay.enabled=false")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(Outbox.class);
+				assertThat(tableExists(context, "retry_outbox_message")).isFalse();
+			});
+	}
+
+	@Test
+	void keepsANonWebApplicationNonWebAlthoughWebClientBringsWebFlux() {
+		SpringApplication application = new SpringApplication(NonWebApplication.class);
+		application.setDefaultProperties(Map.of("spring.datasource.url", this.jdbcUrl,
+				"retry-outbox.destinations.payments.base-url", "http://localhost:9"));
+		assertThat(application.getWebApplicationType()).isEqualTo(WebApplicationType.NONE);
+		try (ConfigurableApplicationContext context = application.run()) {
+			assertThat(context).isNotInstanceOf(WebApplicationContext.class);
+			assertThat(context.getClass().getName()).doesNotContain("Reactive");
+			assertThat(context.getBean(Outbox.class)).isNotNull();
+		}
+	}
+
+	private static boolean tableExists(ApplicationContext context, String table) {
+		return OutboxContexts.jdbc(context)
+			.sql("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() "
+					+ "AND table_name = ?")
+			.param(table)
+			.query(Long.class)
+			.single() > 0;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CustomPolicyConfiguration {
+
+		@Bean
+		RetryPolicy customPolicy() {
+			return (DeliveryAttempt attempt, DeliveryOutcome outcome) -> new RetryDecision.Delivered();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class NonWebApplication {
+
+	}
+
+}
