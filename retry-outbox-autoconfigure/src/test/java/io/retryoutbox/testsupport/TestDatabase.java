@@ -6,7 +6,9 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -20,6 +22,8 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 public final class TestDatabase {
 
 	private static final Pattern URL = Pattern.compile("(jdbc:postgresql://[^/]+/)([^?]*)(.*)");
+
+	private static final Set<String> CREATED = ConcurrentHashMap.newKeySet();
 
 	private static volatile String adminUrl;
 
@@ -36,6 +40,7 @@ public final class TestDatabase {
 		try (Connection connection = DriverManager.getConnection(admin);
 				Statement statement = connection.createStatement()) {
 			statement.execute("CREATE DATABASE " + name);
+			CREATED.add(name);
 		}
 		catch (SQLException ex) {
 			throw new IllegalStateException("Could not create test database on " + admin, ex);
@@ -64,8 +69,23 @@ public final class TestDatabase {
 		if (adminUrl == null) {
 			String external = externalUrl();
 			adminUrl = (external != null) ? external : startEmbedded();
+			if (external != null) {
+				Runtime.getRuntime().addShutdownHook(new Thread(() -> dropCreatedDatabases(external)));
+			}
 		}
 		return adminUrl;
+	}
+
+	private static void dropCreatedDatabases(String admin) {
+		try (Connection connection = DriverManager.getConnection(admin);
+				Statement statement = connection.createStatement()) {
+			for (String name : CREATED) {
+				statement.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+			}
+		}
+		catch (SQLException ex) {
+			// best effort: the databases are uniquely named and harmless if left behind
+		}
 	}
 
 	private static String startEmbedded() {
