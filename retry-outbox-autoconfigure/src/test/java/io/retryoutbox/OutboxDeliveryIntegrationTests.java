@@ -67,7 +67,7 @@ class OutboxDeliveryIntegrationTests {
 
 	private static OutboxRequest charge(String orderId) {
 		return OutboxRequest.post("payments", "/charges?source=test")
-			.jsonBody(Map.of("orderId", orderId, "amount", 42))
+			.jsonBody(new Charge(orderId, 42))
 			.header("X-Tenant", "acme")
 			.orderingKey(orderId)
 			.build();
@@ -88,7 +88,7 @@ class OutboxDeliveryIntegrationTests {
 			assertThat(request.getMethod()).isEqualTo("POST");
 			assertThat(request.getTarget()).isEqualTo("/api/charges?source=test");
 			assertThat(request.getBody().string(StandardCharsets.UTF_8))
-				.isEqualTo("{\"amount\":42,\"orderId\":\"order-1\"}");
+				.isEqualTo("{\"orderId\":\"order-1\",\"amount\":42}");
 			assertThat(request.getHeaders().get("Content-Type")).isEqualTo(MediaType.APPLICATION_JSON_VALUE);
 			assertThat(request.getHeaders().get("X-Tenant")).isEqualTo("acme");
 			assertThat(request.getHeaders().get("Idempotency-Key")).isEqualTo(id.toString());
@@ -134,7 +134,7 @@ class OutboxDeliveryIntegrationTests {
 				bodies.add(request.getBody().string(StandardCharsets.UTF_8));
 			}
 			assertThat(keys).containsOnly(id.toString()).hasSize(3);
-			assertThat(bodies).containsOnly("{\"amount\":42,\"orderId\":\"order-2\"}");
+			assertThat(bodies).containsOnly("{\"orderId\":\"order-2\",\"amount\":42}");
 			assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 3);
 		});
 	}
@@ -235,6 +235,10 @@ class OutboxDeliveryIntegrationTests {
 		});
 		assertThat(this.server.takeRequest().getHeaders().get("Idempotency-Key")).isEqualTo(id[0].toString());
 		assertThat(this.server.takeRequest().getHeaders().get("Idempotency-Key")).isEqualTo(id[0].toString());
+	}
+
+	record Charge(String orderId, int amount) {
+
 	}
 
 	private static int freePort() throws IOException {

@@ -14,6 +14,7 @@ import io.retryoutbox.jdbc.JdbcOutbox;
 import io.retryoutbox.jdbc.JdbcOutboxStore;
 import io.retryoutbox.jdbc.OutboxSchemaInitializer;
 import io.retryoutbox.jdbc.OutboxTables;
+import io.retryoutbox.relay.OnDead;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.RelayDestination;
 import io.retryoutbox.retry.DefaultRetryPolicy;
@@ -98,8 +99,10 @@ public final class RetryOutboxAutoConfiguration {
 				throw new IllegalStateException("retry-outbox.destinations." + name + ".base-url must be set");
 			}
 			try {
+				OnDead onDead = (destination.getOrdering().getOnDead() != null) ? destination.getOrdering().getOnDead()
+						: properties.getOrdering().getOnDead();
 				destinations.put(name, new RelayDestination(destination.getBaseUrl(), destination.getTimeout(),
-						destination.getHeaders()));
+						destination.getHeaders(), onDead));
 			}
 			catch (IllegalArgumentException ex) {
 				throw new IllegalStateException("Invalid retry-outbox.destinations." + name + ": " + ex.getMessage(),
@@ -123,7 +126,7 @@ public final class RetryOutboxAutoConfiguration {
 				RetryOutboxProperties properties, ObjectProvider<WebClient.Builder> webClientBuilder) {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
-					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout());
+					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay());
 			return new OutboxRelay(store, retryPolicy, relayWebClient(webClientBuilder), destinations(properties),
 					properties.getIdempotencyKeyHeader(), settings);
 		}

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import io.retryoutbox.relay.OnDead;
 import io.retryoutbox.retry.RetrySettings;
 import org.jspecify.annotations.Nullable;
 
@@ -53,6 +54,8 @@ public class RetryOutboxProperties {
 	private final Relay relay = new Relay();
 
 	private final Retry retry = new Retry();
+
+	private final Ordering ordering = new Ordering();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -100,6 +103,52 @@ public class RetryOutboxProperties {
 
 	public Retry getRetry() {
 		return this.retry;
+	}
+
+	public Ordering getOrdering() {
+		return this.ordering;
+	}
+
+	/**
+	 * Per-key ordering settings.
+	 */
+	public static class Ordering {
+
+		/**
+		 * What a dead message does to the later messages of its ordering key: skip lets them
+		 * proceed, block parks the key until the dead message is replayed or discarded.
+		 */
+		private OnDead onDead = OnDead.SKIP;
+
+		public OnDead getOnDead() {
+			return this.onDead;
+		}
+
+		public void setOnDead(OnDead onDead) {
+			this.onDead = onDead;
+		}
+
+	}
+
+	/**
+	 * Per-key ordering settings of one destination.
+	 */
+	public static class OrderingOverrides {
+
+		/**
+		 * What a dead message of this destination does to the later messages of its ordering
+		 * key; overrides retry-outbox.ordering.on-dead.
+		 */
+		private @Nullable OnDead onDead;
+
+		public @Nullable OnDead getOnDead() {
+			return this.onDead;
+		}
+
+		public void setOnDead(@Nullable OnDead onDead) {
+			this.onDead = onDead;
+		}
+
 	}
 
 	/**
@@ -173,6 +222,46 @@ public class RetryOutboxProperties {
 		 * messages.
 		 */
 		private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+		/**
+		 * How long after the application context starts the relay first looks for due
+		 * messages.
+		 */
+		private Duration startDelay = Duration.ZERO;
+
+		/**
+		 * Whether enqueues wake the relays of other instances through PostgreSQL LISTEN/NOTIFY.
+		 */
+		private boolean notify = true;
+
+		/**
+		 * PostgreSQL notification channel that wakes the relays.
+		 */
+		private String notifyChannel = "retry_outbox";
+
+		public Duration getStartDelay() {
+			return this.startDelay;
+		}
+
+		public void setStartDelay(Duration startDelay) {
+			this.startDelay = startDelay;
+		}
+
+		public boolean isNotify() {
+			return this.notify;
+		}
+
+		public void setNotify(boolean notify) {
+			this.notify = notify;
+		}
+
+		public String getNotifyChannel() {
+			return this.notifyChannel;
+		}
+
+		public void setNotifyChannel(String notifyChannel) {
+			this.notifyChannel = notifyChannel;
+		}
 
 		public boolean isEnabled() {
 			return this.enabled;
@@ -401,6 +490,12 @@ public class RetryOutboxProperties {
 		private Map<String, String> headers = new LinkedHashMap<>();
 
 		private final RetryOverrides retry = new RetryOverrides();
+
+		private final OrderingOverrides ordering = new OrderingOverrides();
+
+		public OrderingOverrides getOrdering() {
+			return this.ordering;
+		}
 
 		public @Nullable URI getBaseUrl() {
 			return this.baseUrl;

@@ -15,8 +15,10 @@ import org.jspecify.annotations.Nullable;
  * @param errorCode the error code found in the response body, or {@code null}
  * @param error a short description of the failure, or {@code null}
  * @param deadReason why the message is dead, or {@code null}
+ * @param releasesKey whether the message stops holding its ordering key, so the next message
+ * of the key may go: on delivery, and when a dead message must not block its key
  */
 public record Completion(UUID id, String status, @Nullable Instant nextAttemptAt, @Nullable Integer statusCode,
-		@Nullable String errorCode, @Nullable String error, @Nullable String deadReason) {
+		@Nullable String errorCode, @Nullable String error, @Nullable String deadReason, boolean releasesKey) {
 
 }

@@ -1,19 +1,26 @@
 package io.retryoutbox.jdbc;
 
+import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
 import javax.sql.DataSource;
 
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.jdbc.core.SqlParameterValue;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Reads and writes outbox messages on PostgreSQL. Every method is one SQL statement, so a
@@ -26,7 +33,19 @@ public final class JdbcOutboxStore {
 
 	private static final String INSERT = """
 			INSERT INTO %s (id, destination, method, path, headers, body, content_type, ordering_key, idempotency_key)
-			VALUES (?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?)
+			VALUES (?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?)
+			""";
+
+	// The upsert holds the key's row lock until the enqueuing transaction ends, which is what
+	// orders it against a relay promoting the key's next head.
+	private static final String INSERT_KEYED = """
+			WITH k AS (
+				INSERT INTO %2$s AS k (ordering_key, unfinished) VALUES (?, 1)
+				ON CONFLICT (ordering_key) DO UPDATE SET unfinished = k.unfinished + 1
+				RETURNING k.unfinished)
+			INSERT INTO %1$s (id, destination, method, path, headers, body, content_type, ordering_key, idempotency_key,
+				is_head, holds_key)
+			SELECT ?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, k.unfinished = 1, true FROM k
 			""";
 
 	private static final String CLAIM = """
@@ -35,7 +54,7 @@ public final class JdbcOutboxStore {
 				attempts = m.attempts + 1, last_attempt_at = now()
 			WHERE m.id IN (
 				SELECT id FROM %1$s
-				WHERE status = 'PENDING' AND next_attempt_at <= now()
+				WHERE status = 'PENDING' AND is_head AND next_attempt_at <= now()
 				ORDER BY next_attempt_at
 				LIMIT ?
 				FOR UPDATE SKIP LOCKED)
@@ -44,21 +63,54 @@ public final class JdbcOutboxStore {
 			""";
 
 	private static final String COMPLETE = """
-			UPDATE %s m
-			SET status = v.status,
-				next_attempt_at = COALESCE(v.next_attempt_at::timestamptz, m.next_attempt_at),
-				last_status_code = v.status_code::integer, last_error_code = v.error_code,
-				last_error = left(v.error, 2000), dead_reason = v.dead_reason,
-				delivered_at = CASE WHEN v.status = 'DELIVERED' THEN now() END,
-				lease_owner = NULL, lease_until = NULL
-			FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-				AS v(id, status, next_attempt_at, status_code, error_code, error, dead_reason)
-			WHERE m.id = v.id::uuid AND m.status = 'IN_FLIGHT' AND m.lease_owner = ?
+			WITH done AS (
+				UPDATE %1$s m
+				SET status = v.status,
+					next_attempt_at = COALESCE(v.next_attempt_at::timestamptz, m.next_attempt_at),
+					last_status_code = v.status_code::integer, last_error_code = v.error_code,
+					last_error = left(v.error, 2000), dead_reason = v.dead_reason,
+					delivered_at = CASE WHEN v.status = 'DELIVERED' THEN now() END,
+					lease_owner = NULL, lease_until = NULL,
+					holds_key = m.holds_key AND NOT v.releases_key::boolean
+				FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+					AS v(id, status, next_attempt_at, status_code, error_code, error, dead_reason, releases_key)
+				WHERE m.id = v.id::uuid AND m.status = 'IN_FLIGHT' AND m.lease_owner = ?
+				RETURNING m.ordering_key, v.releases_key::boolean AND m.ordering_key IS NOT NULL AS released),
+			released AS (
+				SELECT ordering_key, count(*) AS n FROM done WHERE released GROUP BY ordering_key),
+			decremented AS (
+				UPDATE %2$s k SET unfinished = k.unfinished - r.n
+				FROM released r WHERE k.ordering_key = r.ordering_key
+				RETURNING k.ordering_key)
+			SELECT (SELECT count(*) FROM done) AS written, array_agg(ordering_key) AS keys FROM decremented
+			""";
+
+	// A statement of its own, so that its snapshot sees every enqueue that committed while the
+	// previous statement waited for the keys' row locks.
+	private static final String PROMOTE = """
+			UPDATE %1$s m SET is_head = true
+			WHERE m.id IN (
+				SELECT (SELECT x.id FROM %1$s x
+						WHERE x.ordering_key = k.ordering_key AND x.status = 'PENDING' AND NOT x.is_head
+						ORDER BY x.seq LIMIT 1)
+				FROM %2$s k
+				WHERE k.ordering_key = ANY (?::text[]) AND k.unfinished > 0
+					AND NOT EXISTS (SELECT 1 FROM %1$s h
+						WHERE h.ordering_key = k.ordering_key AND h.is_head AND h.holds_key))
+			""";
+
+	private static final String FORGET_FINISHED_KEYS = """
+			DELETE FROM %s WHERE ordering_key = ANY (?::text[]) AND unfinished <= 0
 			""";
 
 	private static final String RECOVER_EXPIRED = """
 			UPDATE %s SET status = 'PENDING', lease_owner = NULL, lease_until = NULL
 			WHERE status = 'IN_FLIGHT' AND lease_until < now()
+			""";
+
+	private static final String EXTEND_LEASES = """
+			UPDATE %s SET lease_until = now() + ? * interval '1 millisecond'
+			WHERE status = 'IN_FLIGHT' AND lease_owner = ?
 			""";
 
 	private static final String RELEASE = """
@@ -72,6 +124,14 @@ public final class JdbcOutboxStore {
 
 	private final String insert;
 
+	private final String insertKeyed;
+
+	private final String promote;
+
+	private final String forgetFinishedKeys;
+
+	private final TransactionTemplate transactions;
+
 	private final String claim;
 
 	private final String complete;
@@ -80,14 +140,21 @@ public final class JdbcOutboxStore {
 
 	private final String release;
 
+	private final String extendLeases;
+
 	public JdbcOutboxStore(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper) {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.jsonMapper = jsonMapper;
+		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.insert = INSERT.formatted(tables.message());
+		this.insertKeyed = INSERT_KEYED.formatted(tables.message(), tables.key());
 		this.claim = CLAIM.formatted(tables.message());
-		this.complete = COMPLETE.formatted(tables.message());
+		this.complete = COMPLETE.formatted(tables.message(), tables.key());
+		this.promote = PROMOTE.formatted(tables.message(), tables.key());
+		this.forgetFinishedKeys = FORGET_FINISHED_KEYS.formatted(tables.key());
 		this.recoverExpired = RECOVER_EXPIRED.formatted(tables.message());
 		this.release = RELEASE.formatted(tables.message());
+		this.extendLeases = EXTEND_LEASES.formatted(tables.message());
 	}
 
 	/**
@@ -95,10 +162,17 @@ public final class JdbcOutboxStore {
 	 * @param message the message
 	 */
 	public void insert(NewMessage message) {
-		this.jdbc.sql(this.insert)
-			.params(message.id(), message.destination(), message.method(), message.path(), message.headersJson(),
-					message.body(), message.contentType(), message.orderingKey(), message.idempotencyKey())
-			.update();
+		List<Object> params = List.of(message.id(), message.destination(), message.method(), message.path(),
+				message.headersJson(), nullable(message.body()), nullable(message.contentType()),
+				nullable(message.orderingKey()), message.idempotencyKey());
+		if (message.orderingKey() == null) {
+			this.jdbc.sql(this.insert).params(params).update();
+			return;
+		}
+		List<Object> keyed = new ArrayList<>(params.size() + 1);
+		keyed.add(message.orderingKey());
+		keyed.addAll(params);
+		this.jdbc.sql(this.insertKeyed).params(keyed).update();
 	}
 
 	/**
@@ -120,9 +194,9 @@ public final class JdbcOutboxStore {
 	 * @param completions the outcomes
 	 * @return the number of rows written
 	 */
-	public int complete(String owner, List<Completion> completions) {
+	public Result complete(String owner, List<Completion> completions) {
 		if (completions.isEmpty()) {
-			return 0;
+			return new Result(0, List.of());
 		}
 		int size = completions.size();
 		String[] ids = new String[size];
@@ -132,6 +206,7 @@ public final class JdbcOutboxStore {
 		String[] errorCodes = new String[size];
 		String[] errors = new String[size];
 		String[] deadReasons = new String[size];
+		String[] releasesKey = new String[size];
 		for (int i = 0; i < size; i++) {
 			Completion completion = completions.get(i);
 			ids[i] = completion.id().toString();
@@ -141,10 +216,41 @@ public final class JdbcOutboxStore {
 			errorCodes[i] = completion.errorCode();
 			errors[i] = completion.error();
 			deadReasons[i] = completion.deadReason();
+			releasesKey[i] = Boolean.toString(completion.releasesKey());
 		}
-		return this.jdbc.sql(this.complete)
-			.params(ids, statuses, nextAttempts, statusCodes, errorCodes, errors, deadReasons, owner)
-			.update();
+		return this.transactions.execute((status) -> {
+			Result result = this.jdbc.sql(this.complete)
+				.params(ids, statuses, nextAttempts, statusCodes, errorCodes, errors, deadReasons, releasesKey, owner)
+				.query(JdbcOutboxStore::result)
+				.single();
+			if (!result.releasedKeys().isEmpty()) {
+				String[] keys = result.releasedKeys().toArray(String[]::new);
+				this.jdbc.sql(this.promote).param(keys).update();
+				this.jdbc.sql(this.forgetFinishedKeys).param(keys).update();
+			}
+			return result;
+		});
+	}
+
+	private static Result result(ResultSet rs, int row) throws SQLException {
+		Array keys = rs.getArray("keys");
+		List<String> released = (keys != null) ? List.of((String[]) keys.getArray()) : List.of();
+		return new Result(rs.getInt("written"), released);
+	}
+
+	private static Object nullable(@Nullable Object value) {
+		return (value != null) ? value : new SqlParameterValue(Types.NULL, null);
+	}
+
+	/**
+	 * What completing a batch wrote.
+	 *
+	 * @param written the number of messages written; fewer than completed when another relay
+	 * took a lease over
+	 * @param releasedKeys the ordering keys whose next message may now go
+	 */
+	public record Result(int written, List<String> releasedKeys) {
+
 	}
 
 	/**
@@ -153,6 +259,17 @@ public final class JdbcOutboxStore {
 	 */
 	public int recoverExpiredLeases() {
 		return this.jdbc.sql(this.recoverExpired).update();
+	}
+
+	/**
+	 * Extends the leases of every message leased to {@code owner}, so that a slow but alive
+	 * relay keeps what it is sending.
+	 * @param owner the relay instance
+	 * @param lease the new lease, from now
+	 * @return the number of leases extended
+	 */
+	public int extendLeases(String owner, Duration lease) {
+		return this.jdbc.sql(this.extendLeases).params(lease.toMillis(), owner).update();
 	}
 
 	/**

@@ -2,6 +2,7 @@ package io.retryoutbox.relay;
 
 import java.io.IOException;
 import java.time.Instant;
+import java.util.Map;
 import java.util.concurrent.TimeoutException;
 
 import io.retryoutbox.DeliveryAttempt;
@@ -25,8 +26,11 @@ final class DecisionRecorder {
 
 	private final RetryPolicy policy;
 
-	DecisionRecorder(RetryPolicy policy) {
+	private final Map<String, OnDead> onDead;
+
+	DecisionRecorder(RetryPolicy policy, Map<String, OnDead> onDead) {
 		this.policy = policy;
+		this.onDead = Map.copyOf(onDead);
 	}
 
 	Completion record(ClaimedMessage message, DeliveryOutcome outcome) {
@@ -43,20 +47,22 @@ final class DecisionRecorder {
 		}
 		catch (RuntimeException ex) {
 			logger.error("RetryPolicy failed for outbox message " + message.id() + "; it will be retried", ex);
-			return new Completion(message.id(), "PENDING", Instant.now().plusSeconds(1), statusCode, null, error, null);
+			return new Completion(message.id(), "PENDING", Instant.now().plusSeconds(1), statusCode, null, error, null,
+					false);
 		}
 		if (decision instanceof RetryDecision.Delivered) {
-			return new Completion(message.id(), "DELIVERED", null, statusCode, null, null, null);
+			return new Completion(message.id(), "DELIVERED", null, statusCode, null, null, null, true);
 		}
 		if (decision instanceof RetryDecision.Retry retry) {
 			return new Completion(message.id(), "PENDING", retry.nextAttemptAt(), statusCode, retry.errorCode(), error,
-					null);
+					null, false);
 		}
 		RetryDecision.Dead dead = (RetryDecision.Dead) decision;
 		logger.warn("Outbox message " + message.id() + " to '" + message.destination() + "' is dead: "
 				+ dead.reason() + " (" + dead.detail() + ")");
+		boolean skip = this.onDead.getOrDefault(message.destination(), OnDead.SKIP) == OnDead.SKIP;
 		return new Completion(message.id(), "DEAD", null, statusCode, dead.errorCode(), dead.detail(),
-				dead.reason().name());
+				dead.reason().name(), skip);
 	}
 
 	private static @Nullable String describe(DeliveryOutcome outcome) {

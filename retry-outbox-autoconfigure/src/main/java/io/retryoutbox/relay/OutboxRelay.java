@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -55,6 +56,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private volatile @Nullable ScheduledExecutorService executor;
 
+	private volatile @Nullable ScheduledExecutorService leaseKeeper;
+
 	private volatile long lastRecovery;
 
 	/**
@@ -70,7 +73,9 @@ public final class OutboxRelay implements SmartLifecycle {
 			Map<String, RelayDestination> destinations, String idempotencyKeyHeader, Settings settings) {
 		this.store = store;
 		this.dispatcher = new HttpDispatcher(webClient, destinations, idempotencyKeyHeader);
-		this.recorder = new DecisionRecorder(policy);
+		Map<String, OnDead> onDead = new HashMap<>();
+		destinations.forEach((name, destination) -> onDead.put(name, destination.onDead()));
+		this.recorder = new DecisionRecorder(policy, onDead);
 		this.settings = settings;
 	}
 
@@ -104,10 +109,17 @@ public final class OutboxRelay implements SmartLifecycle {
 		threads.setDaemon(true);
 		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, threads);
 		executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+		ScheduledThreadPoolExecutor leaseKeeper = new ScheduledThreadPoolExecutor(1,
+				new CustomizableThreadFactory("retry-outbox-lease-"));
+		leaseKeeper.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
 		this.executor = executor;
+		this.leaseKeeper = leaseKeeper;
 		this.running = true;
 		long interval = this.settings.pollInterval().toMillis();
-		executor.scheduleWithFixedDelay(this::poll, 0, interval, TimeUnit.MILLISECONDS);
+		executor.scheduleWithFixedDelay(this::poll, this.settings.startDelay().toMillis(), interval,
+				TimeUnit.MILLISECONDS);
+		long extendEvery = Math.max(1, this.settings.leaseTimeout().toMillis() / 3);
+		leaseKeeper.scheduleWithFixedDelay(this::extendLeases, extendEvery, extendEvery, TimeUnit.MILLISECONDS);
 	}
 
 	@Override
@@ -130,7 +142,21 @@ public final class OutboxRelay implements SmartLifecycle {
 		}
 		finally {
 			this.executor = null;
+			ScheduledExecutorService leaseKeeper = this.leaseKeeper;
+			if (leaseKeeper != null) {
+				leaseKeeper.shutdownNow();
+				this.leaseKeeper = null;
+			}
 			releaseLeases();
+		}
+	}
+
+	private void extendLeases() {
+		try {
+			this.store.extendLeases(this.owner, this.settings.leaseTimeout());
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not extend the leases of in-flight outbox messages", ex);
 		}
 	}
 
@@ -181,14 +207,14 @@ public final class OutboxRelay implements SmartLifecycle {
 			if (batch.isEmpty()) {
 				return;
 			}
-			deliver(batch);
-			if (batch.size() < this.settings.batchSize()) {
+			boolean releasedKeys = deliver(batch);
+			if (batch.size() < this.settings.batchSize() && !releasedKeys) {
 				return;
 			}
 		}
 	}
 
-	private void deliver(List<ClaimedMessage> batch) {
+	private boolean deliver(List<ClaimedMessage> batch) {
 		List<Completion> completed = Collections.synchronizedList(new ArrayList<>(batch.size()));
 		CompletableFuture<Void> sending = Flux.fromIterable(batch)
 			.flatMap((message) -> this.dispatcher.send(message).map((outcome) -> this.recorder.record(message, outcome)),
@@ -210,7 +236,12 @@ public final class OutboxRelay implements SmartLifecycle {
 		synchronized (completed) {
 			outcomes = new ArrayList<>(completed);
 		}
-		this.store.complete(this.owner, outcomes);
+		JdbcOutboxStore.Result result = this.store.complete(this.owner, outcomes);
+		if (result.written() < outcomes.size()) {
+			logger.warn((outcomes.size() - result.written()) + " outbox messages were taken over by another relay "
+					+ "after their lease expired; their outcome here was not recorded");
+		}
+		return !result.releasedKeys().isEmpty();
 	}
 
 	/**
@@ -221,9 +252,10 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * @param concurrency the largest number of requests in flight at once
 	 * @param leaseTimeout how long a claim holds before another relay may take it over
 	 * @param shutdownTimeout how long stopping waits for in-flight requests
+	 * @param startDelay how long after start the relay first looks for due messages
 	 */
 	public record Settings(Duration pollInterval, int batchSize, int concurrency, Duration leaseTimeout,
-			Duration shutdownTimeout) {
+			Duration shutdownTimeout, Duration startDelay) {
 
 		public Settings {
 			Assert.isTrue((!pollInterval.isNegative() && !pollInterval.isZero()), () -> "poll-interval must be positive, was " + pollInterval);
@@ -232,6 +264,7 @@ public final class OutboxRelay implements SmartLifecycle {
 			Assert.isTrue((!leaseTimeout.isNegative() && !leaseTimeout.isZero()), () -> "lease-timeout must be positive, was " + leaseTimeout);
 			Assert.isTrue(!shutdownTimeout.isNegative(),
 					() -> "shutdown-timeout must not be negative, was " + shutdownTimeout);
+			Assert.isTrue(!startDelay.isNegative(), () -> "start-delay must not be negative, was " + startDelay);
 		}
 
 	}

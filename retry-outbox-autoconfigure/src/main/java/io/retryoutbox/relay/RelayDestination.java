@@ -12,8 +12,9 @@ import org.springframework.util.Assert;
  * @param baseUrl the base URL that message paths are appended to
  * @param timeout the deadline of one attempt
  * @param headers headers added to every request
+ * @param onDead what a dead message does to the later messages of its ordering key
  */
-public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String> headers) {
+public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String> headers, OnDead onDead) {
 
 	public RelayDestination {
 		Assert.notNull(baseUrl, "baseUrl must not be null");
@@ -21,6 +22,7 @@ public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String
 				() -> "base-url must be an absolute http(s) URL, was '" + baseUrl + "'");
 		Assert.isTrue((!timeout.isNegative() && !timeout.isZero()), () -> "timeout must be positive, was " + timeout);
 		headers = Map.copyOf(headers);
+		Assert.notNull(onDead, "onDead must not be null");
 	}
 
 	URI resolve(String path) {
