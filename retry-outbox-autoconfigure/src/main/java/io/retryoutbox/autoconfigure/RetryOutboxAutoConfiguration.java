@@ -10,6 +10,7 @@ import javax.sql.DataSource;
 import io.netty.channel.ChannelOption;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.RetryPolicy;
+import io.retryoutbox.jdbc.JdbcDeadLetters;
 import io.retryoutbox.jdbc.JdbcOutbox;
 import io.retryoutbox.jdbc.JdbcOutboxStore;
 import io.retryoutbox.jdbc.OutboxSchemaInitializer;
@@ -66,6 +67,14 @@ public final class RetryOutboxAutoConfiguration {
 		schemaInitializer.getIfAvailable();
 		return new JdbcOutboxStore(dataSource, OutboxTables.in(properties.getJdbc().getSchema()),
 				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	JdbcDeadLetters retryOutboxDeadLetters(DataSource dataSource, RetryOutboxProperties properties,
+			ObjectProvider<OutboxSchemaInitializer> schemaInitializer) {
+		schemaInitializer.getIfAvailable();
+		return new JdbcDeadLetters(dataSource, OutboxTables.in(properties.getJdbc().getSchema()));
 	}
 
 	@Bean
