@@ -48,7 +48,7 @@ public final class JdbcOutboxStore {
 			SELECT ?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, k.unfinished = 1, true FROM k
 			""";
 
-	private static final String CLAIM = """
+	static final String CLAIM = """
 			UPDATE %1$s m
 			SET status = 'IN_FLIGHT', lease_owner = ?, lease_until = now() + ? * interval '1 millisecond',
 				attempts = m.attempts + 1, last_attempt_at = now()
