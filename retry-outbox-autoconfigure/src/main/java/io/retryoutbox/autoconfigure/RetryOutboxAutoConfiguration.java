@@ -1,6 +1,7 @@
 package io.retryoutbox.autoconfigure;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -15,12 +16,15 @@ import io.retryoutbox.jdbc.JdbcOutbox;
 import io.retryoutbox.jdbc.JdbcOutboxStore;
 import io.retryoutbox.jdbc.OutboxSchemaInitializer;
 import io.retryoutbox.jdbc.OutboxTables;
+import io.retryoutbox.jdbc.PostgresNotifier;
+import io.retryoutbox.jdbc.PostgresWakeupListener;
 import io.retryoutbox.relay.OnDead;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.RelayDestination;
 import io.retryoutbox.retry.DefaultRetryPolicy;
 import io.retryoutbox.retry.RetrySettings;
 import org.flywaydb.core.Flyway;
+import org.postgresql.PGConnection;
 import reactor.netty.http.client.HttpClient;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -92,13 +96,16 @@ public final class RetryOutboxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	Outbox outbox(JdbcOutboxStore store, RetryOutboxProperties properties, ObjectProvider<JsonMapper> jsonMapper,
-			ObjectProvider<OutboxRelay> relay) {
+			ObjectProvider<OutboxRelay> relay, ObjectProvider<PostgresNotifier> notifier) {
 		JdbcOutbox.Settings settings = new JdbcOutbox.Settings(destinations(properties).keySet(),
 				properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(),
 				properties.isRequireTransaction());
 		return new JdbcOutbox(store, settings,
 				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper),
-				() -> relay.ifAvailable(OutboxRelay::wakeUp));
+				() -> {
+					relay.ifAvailable(OutboxRelay::wakeUp);
+					notifier.ifAvailable(PostgresNotifier::requestNotify);
+				});
 	}
 
 	static Map<String, RelayDestination> destinations(RetryOutboxProperties properties) {
@@ -123,6 +130,28 @@ public final class RetryOutboxAutoConfiguration {
 
 	private static JsonMapper defaultJsonMapper() {
 		return JsonMapper.builder().build();
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(PGConnection.class)
+	@ConditionalOnBooleanProperty(name = "retry-outbox.relay.notify", matchIfMissing = true)
+	static class NotifyConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		PostgresNotifier retryOutboxNotifier(DataSource dataSource, RetryOutboxProperties properties) {
+			return new PostgresNotifier(dataSource, properties.getRelay().getNotifyChannel(), Duration.ofMillis(5));
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@ConditionalOnBooleanProperty(name = "retry-outbox.relay.enabled", matchIfMissing = true)
+		PostgresWakeupListener retryOutboxWakeupListener(DataSource dataSource, RetryOutboxProperties properties,
+				ObjectProvider<OutboxRelay> relay) {
+			return new PostgresWakeupListener(dataSource, properties.getRelay().getNotifyChannel(),
+					() -> relay.ifAvailable(OutboxRelay::wakeUp));
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

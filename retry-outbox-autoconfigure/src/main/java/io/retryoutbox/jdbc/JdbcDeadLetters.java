@@ -27,7 +27,7 @@ public final class JdbcDeadLetters {
 				RETURNING k.unfinished)
 			UPDATE %1$s m
 			SET status = 'PENDING', attempts = 0, next_attempt_at = now(), dead_reason = NULL,
-				holds_key = m.ordering_key IS NOT NULL,
+				holds_key = m.ordering_key IS NOT NULL, releasing = false,
 				is_head = r.ordering_key IS NULL OR r.holds_key OR (SELECT unfinished FROM k) = 1
 			FROM r WHERE m.id = r.id
 			""";

@@ -1,6 +1,5 @@
 package io.retryoutbox.jdbc;
 
-import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
@@ -63,44 +62,54 @@ public final class JdbcOutboxStore {
 			""";
 
 	private static final String COMPLETE = """
-			WITH done AS (
-				UPDATE %1$s m
-				SET status = v.status,
-					next_attempt_at = COALESCE(v.next_attempt_at::timestamptz, m.next_attempt_at),
-					last_status_code = v.status_code::integer, last_error_code = v.error_code,
-					last_error = left(v.error, 2000), dead_reason = v.dead_reason,
-					delivered_at = CASE WHEN v.status = 'DELIVERED' THEN now() END,
-					lease_owner = NULL, lease_until = NULL,
-					holds_key = m.holds_key AND NOT v.releases_key::boolean
-				FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-					AS v(id, status, next_attempt_at, status_code, error_code, error, dead_reason, releases_key)
-				WHERE m.id = v.id::uuid AND m.status = 'IN_FLIGHT' AND m.lease_owner = ?
-				RETURNING m.ordering_key, v.releases_key::boolean AND m.ordering_key IS NOT NULL AS released),
-			released AS (
-				SELECT ordering_key, count(*) AS n FROM done WHERE released GROUP BY ordering_key),
-			decremented AS (
-				UPDATE %2$s k SET unfinished = k.unfinished - r.n
-				FROM released r WHERE k.ordering_key = r.ordering_key
-				RETURNING k.ordering_key)
-			SELECT (SELECT count(*) FROM done) AS written, array_agg(ordering_key) AS keys FROM decremented
+			UPDATE %s m
+			SET status = v.status,
+				next_attempt_at = COALESCE(v.next_attempt_at::timestamptz, m.next_attempt_at),
+				last_status_code = v.status_code::integer, last_error_code = v.error_code,
+				last_error = left(v.error, 2000), dead_reason = v.dead_reason,
+				delivered_at = CASE WHEN v.status = 'DELIVERED' THEN now() END,
+				lease_owner = NULL, lease_until = NULL,
+				releasing = m.holds_key AND v.releases_key::boolean
+			FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+				AS v(id, status, next_attempt_at, status_code, error_code, error, dead_reason, releases_key)
+			WHERE m.id = v.id::uuid AND m.status = 'IN_FLIGHT' AND m.lease_owner = ?
 			""";
 
-	// A statement of its own, so that its snapshot sees every enqueue that committed while the
-	// previous statement waited for the keys' row locks.
+	// SKIP LOCKED: a key locked by an enqueuing transaction is left for a later pass, so this
+	// never waits on an application transaction and cannot deadlock with one.
+	private static final String LOCK_RELEASABLE_KEYS = """
+			SELECT k.ordering_key FROM %2$s k
+			WHERE k.ordering_key IN (SELECT ordering_key FROM %1$s WHERE releasing)
+			ORDER BY k.ordering_key
+			LIMIT 1000
+			FOR UPDATE OF k SKIP LOCKED
+			""";
+
+	private static final String RELEASE_KEYS = """
+			WITH released AS (
+				UPDATE %1$s SET releasing = false, holds_key = false
+				WHERE releasing AND ordering_key = ANY (?::text[])
+				RETURNING ordering_key)
+			UPDATE %2$s k SET unfinished = k.unfinished - r.n
+			FROM (SELECT ordering_key, count(*) AS n FROM released GROUP BY ordering_key) r
+			WHERE k.ordering_key = r.ordering_key
+			""";
+
+	// A statement of its own, so that its snapshot, taken after the keys were locked, sees every
+	// enqueue that committed before.
 	private static final String PROMOTE = """
-			UPDATE %1$s m SET is_head = true
-			WHERE m.id IN (
-				SELECT (SELECT x.id FROM %1$s x
-						WHERE x.ordering_key = k.ordering_key AND x.status = 'PENDING' AND NOT x.is_head
-						ORDER BY x.seq LIMIT 1)
-				FROM %2$s k
-				WHERE k.ordering_key = ANY (?::text[]) AND k.unfinished > 0
-					AND NOT EXISTS (SELECT 1 FROM %1$s h
-						WHERE h.ordering_key = k.ordering_key AND h.is_head AND h.holds_key))
-			""";
-
-	private static final String FORGET_FINISHED_KEYS = """
-			DELETE FROM %s WHERE ordering_key = ANY (?::text[]) AND unfinished <= 0
+			WITH promoted AS (
+				UPDATE %1$s m SET is_head = true
+				WHERE m.id IN (
+					SELECT (SELECT x.id FROM %1$s x
+							WHERE x.ordering_key = k.ordering_key AND x.status = 'PENDING' AND NOT x.is_head
+							ORDER BY x.seq LIMIT 1)
+					FROM %2$s k
+					WHERE k.ordering_key = ANY (?::text[]) AND k.unfinished > 0
+						AND NOT EXISTS (SELECT 1 FROM %1$s h
+							WHERE h.ordering_key = k.ordering_key AND h.is_head AND h.holds_key))
+				RETURNING m.id)
+			DELETE FROM %2$s WHERE ordering_key = ANY (?::text[]) AND unfinished <= 0
 			""";
 
 	private static final String RECOVER_EXPIRED = """
@@ -126,9 +135,11 @@ public final class JdbcOutboxStore {
 
 	private final String insertKeyed;
 
-	private final String promote;
+	private final String lockReleasableKeys;
 
-	private final String forgetFinishedKeys;
+	private final String releaseKeys;
+
+	private final String promote;
 
 	private final TransactionTemplate transactions;
 
@@ -149,9 +160,10 @@ public final class JdbcOutboxStore {
 		this.insert = INSERT.formatted(tables.message());
 		this.insertKeyed = INSERT_KEYED.formatted(tables.message(), tables.key());
 		this.claim = CLAIM.formatted(tables.message());
-		this.complete = COMPLETE.formatted(tables.message(), tables.key());
+		this.complete = COMPLETE.formatted(tables.message());
+		this.lockReleasableKeys = LOCK_RELEASABLE_KEYS.formatted(tables.message(), tables.key());
+		this.releaseKeys = RELEASE_KEYS.formatted(tables.message(), tables.key());
 		this.promote = PROMOTE.formatted(tables.message(), tables.key());
-		this.forgetFinishedKeys = FORGET_FINISHED_KEYS.formatted(tables.key());
 		this.recoverExpired = RECOVER_EXPIRED.formatted(tables.message());
 		this.release = RELEASE.formatted(tables.message());
 		this.extendLeases = EXTEND_LEASES.formatted(tables.message());
@@ -192,11 +204,12 @@ public final class JdbcOutboxStore {
 	 * another owner is left alone.
 	 * @param owner the relay instance that holds the leases
 	 * @param completions the outcomes
-	 * @return the number of rows written
+	 * @return the number of rows written; fewer than completed when another relay took a lease
+	 * over
 	 */
-	public Result complete(String owner, List<Completion> completions) {
+	public int complete(String owner, List<Completion> completions) {
 		if (completions.isEmpty()) {
-			return new Result(0, List.of());
+			return 0;
 		}
 		int size = completions.size();
 		String[] ids = new String[size];
@@ -218,39 +231,32 @@ public final class JdbcOutboxStore {
 			deadReasons[i] = completion.deadReason();
 			releasesKey[i] = Boolean.toString(completion.releasesKey());
 		}
-		return this.transactions.execute((status) -> {
-			Result result = this.jdbc.sql(this.complete)
-				.params(ids, statuses, nextAttempts, statusCodes, errorCodes, errors, deadReasons, releasesKey, owner)
-				.query(JdbcOutboxStore::result)
-				.single();
-			if (!result.releasedKeys().isEmpty()) {
-				String[] keys = result.releasedKeys().toArray(String[]::new);
-				this.jdbc.sql(this.promote).param(keys).update();
-				this.jdbc.sql(this.forgetFinishedKeys).param(keys).update();
-			}
-			return result;
-		});
+		return this.jdbc.sql(this.complete)
+			.params(ids, statuses, nextAttempts, statusCodes, errorCodes, errors, deadReasons, releasesKey, owner)
+			.update();
 	}
 
-	private static Result result(ResultSet rs, int row) throws SQLException {
-		Array keys = rs.getArray("keys");
-		List<String> released = (keys != null) ? List.of((String[]) keys.getArray()) : List.of();
-		return new Result(rs.getInt("written"), released);
+	/**
+	 * Lets the next message of every ordering key whose head finished go, except keys that an
+	 * enqueuing transaction holds right now; those are left for a later call.
+	 * @return the number of keys released
+	 */
+	public int releaseKeys() {
+		Integer released = this.transactions.execute((status) -> {
+			List<String> keys = this.jdbc.sql(this.lockReleasableKeys).query(String.class).list();
+			if (keys.isEmpty()) {
+				return 0;
+			}
+			String[] array = keys.toArray(String[]::new);
+			this.jdbc.sql(this.releaseKeys).param(array).update();
+			this.jdbc.sql(this.promote).params(array, array).update();
+			return keys.size();
+		});
+		return (released != null) ? released : 0;
 	}
 
 	private static Object nullable(@Nullable Object value) {
 		return (value != null) ? value : new SqlParameterValue(Types.NULL, null);
-	}
-
-	/**
-	 * What completing a batch wrote.
-	 *
-	 * @param written the number of messages written; fewer than completed when another relay
-	 * took a lease over
-	 * @param releasedKeys the ordering keys whose next message may now go
-	 */
-	public record Result(int written, List<String> releasedKeys) {
-
 	}
 
 	/**

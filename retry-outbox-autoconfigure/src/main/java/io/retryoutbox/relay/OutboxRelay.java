@@ -182,6 +182,7 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.wakePending.set(false);
 		try {
 			recoverExpiredLeases();
+			this.store.releaseKeys();
 			drain();
 		}
 		catch (RuntimeException ex) {
@@ -236,12 +237,12 @@ public final class OutboxRelay implements SmartLifecycle {
 		synchronized (completed) {
 			outcomes = new ArrayList<>(completed);
 		}
-		JdbcOutboxStore.Result result = this.store.complete(this.owner, outcomes);
-		if (result.written() < outcomes.size()) {
-			logger.warn((outcomes.size() - result.written()) + " outbox messages were taken over by another relay "
+		int written = this.store.complete(this.owner, outcomes);
+		if (written < outcomes.size()) {
+			logger.warn((outcomes.size() - written) + " outbox messages were taken over by another relay "
 					+ "after their lease expired; their outcome here was not recorded");
 		}
-		return !result.releasedKeys().isEmpty();
+		return this.store.releaseKeys() > 0;
 	}
 
 	/**

@@ -1,6 +1,8 @@
 -- Per-key FIFO. Only a key's head may be claimed; retry_outbox_key counts each key's unfinished
 -- messages, and its row lock serializes an enqueue with the promotion of the next head, so a
--- successor committed concurrently is never missed.
+-- successor committed concurrently is never missed. A finished head is first marked releasing;
+-- relays then release keys in their own transactions, skipping keys an enqueue holds, so a relay
+-- never waits on an application transaction while holding another key.
 CREATE TABLE retry_outbox_key (
 	ordering_key text PRIMARY KEY,
 	unfinished integer NOT NULL
@@ -8,7 +10,8 @@ CREATE TABLE retry_outbox_key (
 
 ALTER TABLE retry_outbox_message
 	ADD COLUMN is_head boolean NOT NULL DEFAULT true,
-	ADD COLUMN holds_key boolean NOT NULL DEFAULT false;
+	ADD COLUMN holds_key boolean NOT NULL DEFAULT false,
+	ADD COLUMN releasing boolean NOT NULL DEFAULT false;
 
 UPDATE retry_outbox_message m
 SET holds_key = true,
@@ -30,3 +33,5 @@ CREATE INDEX retry_outbox_message_successor_idx ON retry_outbox_message (orderin
 
 CREATE INDEX retry_outbox_message_key_head_idx ON retry_outbox_message (ordering_key)
 	WHERE is_head AND holds_key;
+
+CREATE INDEX retry_outbox_message_releasing_idx ON retry_outbox_message (ordering_key) WHERE releasing;

@@ -1,0 +1,137 @@
+package io.retryoutbox.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+
+import javax.sql.DataSource;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Listens on a PostgreSQL channel with a dedicated connection and wakes the local relay when
+ * another instance committed messages. It reconnects with backoff after failures; the relay's
+ * polling remains the fallback whenever notifications are lost.
+ */
+public final class PostgresWakeupListener implements SmartLifecycle {
+
+	private static final Log logger = LogFactory.getLog(PostgresWakeupListener.class);
+
+	private static final int RECEIVE_TIMEOUT_MILLIS = 500;
+
+	private final DataSource dataSource;
+
+	private final String channel;
+
+	private final Runnable wakeUp;
+
+	private volatile boolean running;
+
+	private volatile @Nullable Thread thread;
+
+	private volatile boolean listening;
+
+	public PostgresWakeupListener(DataSource dataSource, String channel, Runnable wakeUp) {
+		this.dataSource = dataSource;
+		this.channel = channel;
+		this.wakeUp = wakeUp;
+	}
+
+	/**
+	 * Whether the listener currently holds a connection that listens.
+	 * @return whether notifications are being received
+	 */
+	public boolean isListening() {
+		return this.listening;
+	}
+
+	@Override
+	public void start() {
+		this.running = true;
+		Thread thread = new Thread(this::run, "retry-outbox-listen");
+		thread.setDaemon(true);
+		this.thread = thread;
+		thread.start();
+	}
+
+	@Override
+	public void stop() {
+		this.running = false;
+		Thread thread = this.thread;
+		if (thread != null) {
+			thread.interrupt();
+			try {
+				thread.join(2_000);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	private void run() {
+		long backoff = 100;
+		while (this.running) {
+			try (Connection connection = this.dataSource.getConnection()) {
+				connection.setAutoCommit(true);
+				try (Statement statement = connection.createStatement()) {
+					statement.execute("LISTEN " + quote(this.channel));
+				}
+				this.listening = true;
+				backoff = 100;
+				// Anything committed while we were not listening is found by this wake-up.
+				this.wakeUp.run();
+				PGConnection pg = connection.unwrap(PGConnection.class);
+				while (this.running) {
+					PGNotification[] notifications = pg.getNotifications(RECEIVE_TIMEOUT_MILLIS);
+					if (notifications != null && notifications.length > 0) {
+						this.wakeUp.run();
+					}
+				}
+			}
+			catch (SQLException | RuntimeException ex) {
+				this.listening = false;
+				if (!this.running) {
+					return;
+				}
+				logger.warn("Lost the PostgreSQL connection listening on '" + this.channel + "'; reconnecting in "
+						+ Duration.ofMillis(backoff) + " (polling continues meanwhile)", ex);
+				if (!pause(backoff)) {
+					return;
+				}
+				backoff = Math.min(backoff * 2, 30_000);
+			}
+			finally {
+				this.listening = false;
+			}
+		}
+	}
+
+	private boolean pause(long millis) {
+		try {
+			Thread.sleep(millis);
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+	private static String quote(String identifier) {
+		return "\"" + identifier.replace("\"", "\"\"") + "\"";
+	}
+
+}

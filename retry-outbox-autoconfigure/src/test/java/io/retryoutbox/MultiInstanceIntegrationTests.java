@@ -1,0 +1,190 @@
+package io.retryoutbox;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+import io.retryoutbox.jdbc.PostgresWakeupListener;
+import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.Dispatcher;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockWebServer;
+import mockwebserver3.RecordedRequest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Several relay instances on one database: every message delivered, per-key order kept, no
+ * message handled by two instances at once, duplicates only with the same idempotency key.
+ */
+class MultiInstanceIntegrationTests {
+
+	private static final int KEYS = 50;
+
+	private static final int PER_KEY = 100;
+
+	private final Map<String, List<Integer>> receivedByKey = new ConcurrentHashMap<>();
+
+	private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+
+	private final Map<String, String> idempotencyKeyByPath = new ConcurrentHashMap<>();
+
+	private final AtomicInteger concurrentDuplicates = new AtomicInteger();
+
+	private final AtomicInteger keyMismatches = new AtomicInteger();
+
+	private final AtomicInteger faults = new AtomicInteger();
+
+	private final SplittableRandom random = new SplittableRandom(42);
+
+	private MockWebServer server;
+
+	private String jdbcUrl;
+
+	@BeforeEach
+	void start() throws IOException {
+		this.jdbcUrl = TestDatabase.createDatabase();
+		this.server = new MockWebServer();
+		this.server.setDispatcher(new FaultyServer());
+		this.server.start();
+	}
+
+	@AfterEach
+	void stop() {
+		this.server.close();
+	}
+
+	private ApplicationContextRunner runner() {
+		return OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+					"retry-outbox.retry.delay=10ms", "retry-outbox.retry.max-delay=100ms", "retry-outbox.retry.jitter=0.5",
+					"retry-outbox.relay.batch-size=50", "retry-outbox.relay.poll-interval=200ms");
+	}
+
+	@Test
+	void threeInstancesDeliverEveryMessageInPerKeyOrderDespiteTransientFaults() {
+		withInstances(List.of(runner(), runner(), runner()), (instances) -> {
+			for (int n = 0; n < PER_KEY; n++) {
+				ConfigurableApplicationContext instance = instances.get(n % instances.size());
+				int sequence = n;
+				OutboxContexts.transactions(instance).executeWithoutResult((status) -> {
+					for (int key = 0; key < KEYS; key++) {
+						instance.getBean(Outbox.class)
+							.send(OutboxRequest.post("api", "/k/" + key + "/" + sequence).orderingKey("key-" + key).build());
+					}
+				});
+			}
+			await().atMost(Duration.ofSeconds(180))
+				.pollInterval(Duration.ofMillis(500))
+				.until(() -> OutboxContexts.jdbc(instances.get(0))
+					.sql("SELECT count(*) FROM retry_outbox_message WHERE status <> 'DELIVERED'")
+					.query(Long.class)
+					.single() == 0);
+			assertThat(this.faults.get()).as("faults injected").isGreaterThan(100);
+			assertThat(this.concurrentDuplicates.get()).as("messages handled concurrently twice").isZero();
+			assertThat(this.keyMismatches.get()).as("retries with another idempotency key").isZero();
+			assertThat(this.receivedByKey).hasSize(KEYS);
+			this.receivedByKey.forEach((key, sequence) -> {
+				assertThat(sequence).as("arrivals of %s", key).isSorted();
+				assertThat(sequence.stream().distinct().toList()).as("distinct arrivals of %s", key).hasSize(PER_KEY);
+			});
+			assertThat(OutboxContexts.jdbc(instances.get(0))
+				.sql("SELECT count(DISTINCT lease_owner) FROM retry_outbox_message")
+				.query(Long.class)
+				.single()).isZero();
+		});
+	}
+
+	@Test
+	void anEnqueueOnOneInstanceWakesTheRelayOfAnotherRightAfterCommit() {
+		withInstances(List.of(runner().withPropertyValues("retry-outbox.relay.poll-interval=1h"),
+				runner().withPropertyValues("retry-outbox.relay.enabled=false")), (instances) -> {
+			ConfigurableApplicationContext relay = instances.get(0);
+			ConfigurableApplicationContext enqueueOnly = instances.get(1);
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> relay.getBean(PostgresWakeupListener.class).isListening());
+			assertThat(enqueueOnly.getBeansOfType(OutboxRelay.class)).isEmpty();
+			var id = OutboxContexts.transactions(enqueueOnly)
+				.execute((status) -> enqueueOnly.getBean(Outbox.class).send(OutboxRequest.post("api", "/wake").build()));
+			// The relay polls hourly and was not woken locally: only the notification can deliver this.
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> "DELIVERED".equals(OutboxContexts.row(relay, id).get("status")));
+		});
+	}
+
+	/**
+	 * Runs {@code body} while one context per runner is up.
+	 */
+	private static void withInstances(List<ApplicationContextRunner> runners,
+			Consumer<List<ConfigurableApplicationContext>> body) {
+		startAll(runners, new ArrayList<>(), body);
+	}
+
+	private static void startAll(List<ApplicationContextRunner> runners, List<ConfigurableApplicationContext> started,
+			Consumer<List<ConfigurableApplicationContext>> body) {
+		if (started.size() == runners.size()) {
+			body.accept(started);
+			return;
+		}
+		runners.get(started.size()).run((context) -> {
+			assertThat(context).hasNotFailed();
+			started.add(context.getSourceApplicationContext());
+			startAll(runners, started, body);
+		});
+	}
+
+	private final class FaultyServer extends Dispatcher {
+
+		@Override
+		public MockResponse dispatch(RecordedRequest request) {
+			String path = request.getUrl().encodedPath();
+			String idempotencyKey = request.getHeaders().get("Idempotency-Key");
+			String previous = MultiInstanceIntegrationTests.this.idempotencyKeyByPath.putIfAbsent(path, idempotencyKey);
+			if (previous != null && !previous.equals(idempotencyKey)) {
+				MultiInstanceIntegrationTests.this.keyMismatches.incrementAndGet();
+			}
+			if (!MultiInstanceIntegrationTests.this.inFlight.add(idempotencyKey)) {
+				MultiInstanceIntegrationTests.this.concurrentDuplicates.incrementAndGet();
+			}
+			try {
+				String[] parts = path.split("/");
+				if (parts.length == 4) {
+					MultiInstanceIntegrationTests.this.receivedByKey
+						.computeIfAbsent(parts[2], (key) -> Collections.synchronizedList(new ArrayList<>()))
+						.add(Integer.parseInt(parts[3]));
+				}
+				boolean fault;
+				synchronized (MultiInstanceIntegrationTests.this.random) {
+					fault = MultiInstanceIntegrationTests.this.random.nextInt(10) == 0;
+				}
+				if (fault) {
+					MultiInstanceIntegrationTests.this.faults.incrementAndGet();
+					return new MockResponse.Builder().code(503).build();
+				}
+				return new MockResponse.Builder().code(200).build();
+			}
+			finally {
+				MultiInstanceIntegrationTests.this.inFlight.remove(idempotencyKey);
+			}
+		}
+
+	}
+
+}
