@@ -119,7 +119,7 @@ public final class JdbcOutboxStore {
 
 	private static final String EXTEND_LEASES = """
 			UPDATE %s SET lease_until = now() + ? * interval '1 millisecond'
-			WHERE status = 'IN_FLIGHT' AND lease_owner = ?
+			WHERE status = 'IN_FLIGHT' AND lease_owner = ? AND id = ANY (?::uuid[])
 			""";
 
 	private static final String RELEASE = """
@@ -268,14 +268,16 @@ public final class JdbcOutboxStore {
 	}
 
 	/**
-	 * Extends the leases of every message leased to {@code owner}, so that a slow but alive
+	 * Extends the leases of messages that {@code owner} still holds, so that a slow but alive
 	 * relay keeps what it is sending.
 	 * @param owner the relay instance
+	 * @param ids the messages it is still working on
 	 * @param lease the new lease, from now
 	 * @return the number of leases extended
 	 */
-	public int extendLeases(String owner, Duration lease) {
-		return this.jdbc.sql(this.extendLeases).params(lease.toMillis(), owner).update();
+	public int extendLeases(String owner, List<UUID> ids, Duration lease) {
+		String[] array = ids.stream().map(UUID::toString).toArray(String[]::new);
+		return this.jdbc.sql(this.extendLeases).params(lease.toMillis(), owner, array).update();
 	}
 
 	/**

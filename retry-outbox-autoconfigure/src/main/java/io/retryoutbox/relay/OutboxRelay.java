@@ -5,9 +5,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -51,6 +54,12 @@ public final class OutboxRelay implements SmartLifecycle {
 			+ UUID.randomUUID().toString().substring(0, 8);
 
 	private final AtomicBoolean wakePending = new AtomicBoolean();
+
+	// Leased messages this relay is sending or has an unwritten outcome for: only these have
+	// their lease extended, so a message whose outcome is lost is taken over after its lease.
+	private final Set<UUID> held = ConcurrentHashMap.newKeySet();
+
+	private final List<Completion> unwritten = new ArrayList<>();
 
 	private volatile boolean running;
 
@@ -152,8 +161,11 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	private void extendLeases() {
+		if (this.held.isEmpty()) {
+			return;
+		}
 		try {
-			this.store.extendLeases(this.owner, this.settings.leaseTimeout());
+			this.store.extendLeases(this.owner, List.copyOf(this.held), this.settings.leaseTimeout());
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Could not extend the leases of in-flight outbox messages", ex);
@@ -181,6 +193,7 @@ public final class OutboxRelay implements SmartLifecycle {
 	private void poll() {
 		this.wakePending.set(false);
 		try {
+			writeUnwritten();
 			recoverExpiredLeases();
 			this.store.releaseKeys();
 			drain();
@@ -188,6 +201,16 @@ public final class OutboxRelay implements SmartLifecycle {
 		catch (RuntimeException ex) {
 			logger.warn("Outbox relay poll failed; retrying in " + this.settings.pollInterval(), ex);
 		}
+	}
+
+	private void writeUnwritten() {
+		if (this.unwritten.isEmpty()) {
+			return;
+		}
+		List<Completion> outcomes = List.copyOf(this.unwritten);
+		this.store.complete(this.owner, outcomes);
+		this.unwritten.clear();
+		outcomes.forEach((completion) -> this.held.remove(completion.id()));
 	}
 
 	private void recoverExpiredLeases() {
@@ -216,6 +239,7 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	private boolean deliver(List<ClaimedMessage> batch) {
+		batch.forEach((message) -> this.held.add(message.id()));
 		List<Completion> completed = Collections.synchronizedList(new ArrayList<>(batch.size()));
 		CompletableFuture<Void> sending = Flux.fromIterable(batch)
 			.flatMap((message) -> this.dispatcher.send(message).map((outcome) -> this.recorder.record(message, outcome)),
@@ -237,7 +261,18 @@ public final class OutboxRelay implements SmartLifecycle {
 		synchronized (completed) {
 			outcomes = new ArrayList<>(completed);
 		}
-		int written = this.store.complete(this.owner, outcomes);
+		Set<UUID> decided = new HashSet<>();
+		outcomes.forEach((completion) -> decided.add(completion.id()));
+		batch.stream().map(ClaimedMessage::id).filter((id) -> !decided.contains(id)).forEach(this.held::remove);
+		int written;
+		try {
+			written = this.store.complete(this.owner, outcomes);
+		}
+		catch (RuntimeException ex) {
+			this.unwritten.addAll(outcomes);
+			throw ex;
+		}
+		outcomes.forEach((completion) -> this.held.remove(completion.id()));
 		if (written < outcomes.size()) {
 			logger.warn((outcomes.size() - written) + " outbox messages were taken over by another relay "
 					+ "after their lease expired; their outcome here was not recorded");

@@ -1,0 +1,197 @@
+package io.retryoutbox;
+
+import java.io.IOException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.RelayProcess;
+import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.Dispatcher;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockWebServer;
+import mockwebserver3.RecordedRequest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Nothing is lost when a relay dies mid-batch, when the database drops every connection, or
+ * when the application stops while requests are in flight.
+ */
+class CrashAndShutdownIntegrationTests {
+
+	private final CountDownLatch answer = new CountDownLatch(1);
+
+	private final Map<String, Set<String>> keysByPath = new ConcurrentHashMap<>();
+
+	private final AtomicInteger requests = new AtomicInteger();
+
+	private MockWebServer server;
+
+	private String jdbcUrl;
+
+	@BeforeEach
+	void start() throws IOException {
+		this.jdbcUrl = TestDatabase.createDatabase();
+		this.server = new MockWebServer();
+		this.server.setDispatcher(new Dispatcher() {
+			@Override
+			public MockResponse dispatch(RecordedRequest request) throws InterruptedException {
+				CrashAndShutdownIntegrationTests.this.requests.incrementAndGet();
+				CrashAndShutdownIntegrationTests.this.keysByPath
+					.computeIfAbsent(request.getUrl().encodedPath(), (path) -> ConcurrentHashMap.newKeySet())
+					.add(request.getHeaders().get("Idempotency-Key"));
+				CrashAndShutdownIntegrationTests.this.answer.await(60, TimeUnit.SECONDS);
+				return new MockResponse.Builder().code(200).build();
+			}
+		});
+		this.server.start();
+	}
+
+	@AfterEach
+	void stop() {
+		this.answer.countDown();
+		this.server.close();
+	}
+
+	private ApplicationContextRunner runner() {
+		return OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+					"retry-outbox.relay.lease-timeout=2s", "retry-outbox.require-transaction=false");
+	}
+
+	private JdbcClient jdbc() {
+		return JdbcClient.create(new DriverManagerDataSource(this.jdbcUrl));
+	}
+
+	private long countWhere(String condition) {
+		return jdbc().sql("SELECT count(*) FROM retry_outbox_message WHERE " + condition).query(Long.class).single();
+	}
+
+	@Test
+	void anotherInstanceDeliversTheMessagesOfARelayKilledMidBatchAfterTheirLeaseExpired() throws Exception {
+		runner().withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
+			for (int i = 0; i < 10; i++) {
+				context.getBean(Outbox.class).send(OutboxRequest.post("api", "/m/" + i).build());
+			}
+		});
+		Process doomed = RelayProcess.start("spring.datasource.url=" + this.jdbcUrl,
+				"retry-outbox.destinations.api.base-url=" + this.server.url("/"), "retry-outbox.relay.lease-timeout=2s");
+		try {
+			await().atMost(Duration.ofSeconds(60)).until(() -> this.requests.get() == 10);
+			assertThat(countWhere("status = 'IN_FLIGHT'")).isEqualTo(10);
+		}
+		finally {
+			doomed.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+		}
+		this.answer.countDown();
+		runner().run((context) -> {
+			await().atMost(Duration.ofSeconds(30)).until(() -> countWhere("status = 'DELIVERED'") == 10);
+			assertThat(this.requests.get()).isEqualTo(20);
+			assertThat(this.keysByPath).hasSize(10);
+			this.keysByPath.values().forEach((keys) -> assertThat(keys).hasSize(1));
+			assertThat(countWhere("attempts = 2")).isEqualTo(10);
+		});
+	}
+
+	@Test
+	void aSlowButAliveRelayKeepsItsLeaseWhileItsRequestIsInFlight() {
+		runner().run((context) -> {
+			UUID id = context.getBean(Outbox.class).send(OutboxRequest.post("api", "/slow").build());
+			await().atMost(Duration.ofSeconds(10)).until(() -> this.requests.get() == 1);
+			Instant firstLease = leaseUntil(id);
+			await().atMost(Duration.ofSeconds(10)).until(() -> leaseUntil(id).isAfter(firstLease.plusSeconds(1)));
+			assertThat(countWhere("status = 'IN_FLIGHT'")).isOne();
+			this.answer.countDown();
+			await().atMost(Duration.ofSeconds(10)).until(() -> countWhere("status = 'DELIVERED'") == 1);
+			assertThat(this.requests.get()).isOne();
+		});
+	}
+
+	private Instant leaseUntil(UUID id) {
+		return jdbc().sql("SELECT lease_until FROM retry_outbox_message WHERE id = ?")
+			.param(id)
+			.query(Timestamp.class)
+			.single()
+			.toInstant();
+	}
+
+	@Test
+	void recoversWhenTheDatabaseTerminatesEveryConnectionMidRun() {
+		this.answer.countDown();
+		runner().withPropertyValues("retry-outbox.relay.poll-interval=100ms").run((context) -> {
+			Outbox outbox = context.getBean(Outbox.class);
+			for (int i = 0; i < 200; i++) {
+				outbox.send(OutboxRequest.post("api", "/before/" + i).orderingKey("key-" + (i % 5)).build());
+			}
+			await().atMost(Duration.ofSeconds(30)).until(() -> this.requests.get() > 20);
+			List<Boolean> terminated = jdbc()
+				.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+						+ "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+				.query(Boolean.class)
+				.list();
+			assertThat(terminated).contains(true);
+			for (int i = 0; i < 50; i++) {
+				sendDespiteBrokenConnections(outbox, "/after/" + i);
+			}
+			await().atMost(Duration.ofSeconds(60))
+				.untilAsserted(() -> assertThat(jdbc()
+					.sql("SELECT status || ':' || count(*) FROM retry_outbox_message GROUP BY status")
+					.query(String.class)
+					.list()).containsExactly("DELIVERED:250"));
+			assertThat(countWhere("true")).isEqualTo(250);
+		});
+	}
+
+	private static void sendDespiteBrokenConnections(Outbox outbox, String path) {
+		// The pool may hand out a connection that the database just terminated once.
+		await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> {
+			outbox.send(OutboxRequest.post("api", path).build());
+			return true;
+		});
+	}
+
+	@Test
+	void releasesInFlightMessagesWithoutCountingTheAttemptWhenStoppedGracefully() {
+		runner().withPropertyValues("retry-outbox.relay.shutdown-timeout=200ms").run((context) -> {
+			for (int i = 0; i < 3; i++) {
+				context.getBean(Outbox.class).send(OutboxRequest.post("api", "/stop/" + i).build());
+			}
+			await().atMost(Duration.ofSeconds(10)).until(() -> this.requests.get() == 3);
+			assertThat(countWhere("status = 'IN_FLIGHT' AND attempts = 1")).isEqualTo(3);
+		});
+		assertThat(countWhere("status = 'PENDING' AND attempts = 0 AND lease_owner IS NULL")).isEqualTo(3);
+	}
+
+	@Test
+	void stopsAtOnceWhileMessagesWaitForTheirRetry() {
+		this.answer.countDown();
+		runner().run((context) -> {
+			UUID id = context.getBean(Outbox.class).send(OutboxRequest.post("api", "/later").build());
+			jdbc().sql("UPDATE retry_outbox_message SET next_attempt_at = now() + interval '1 hour' WHERE id = ?")
+				.param(id)
+				.update();
+			long started = System.nanoTime();
+			context.close();
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+		});
+	}
+
+}
