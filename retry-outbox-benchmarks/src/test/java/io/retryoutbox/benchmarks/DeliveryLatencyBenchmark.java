@@ -1,0 +1,219 @@
+package io.retryoutbox.benchmarks;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+import io.retryoutbox.Outbox;
+import io.retryoutbox.OutboxRequest;
+import io.retryoutbox.jdbc.PostgresWakeupListener;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.Dispatcher;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockWebServer;
+import mockwebserver3.RecordedRequest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Commit-to-first-attempt latency on an idle relay, on the enqueuing instance and on another
+ * one; enqueue cost with and without cross-instance notification; relay throughput.
+ * <p>
+ * Run with {@code ./mvnw -B -Pbenchmark -pl retry-outbox-benchmarks -am verify -Dtest='*Benchmark'
+ * -Dsurefire.failIfNoSpecifiedTests=false}; figures are printed and appended to
+ * {@code target/benchmark-results.txt}.
+ */
+class DeliveryLatencyBenchmark {
+
+	private static final int WARMUP = 50;
+
+	private static final int SAMPLES = 300;
+
+	private final Map<String, Long> arrivals = new ConcurrentHashMap<>();
+
+	private MockWebServer server;
+
+	private String jdbcUrl;
+
+	@BeforeEach
+	void start() throws IOException {
+		this.jdbcUrl = TestDatabase.createDatabase();
+		this.server = new MockWebServer();
+		this.server.setDispatcher(new Dispatcher() {
+			@Override
+			public MockResponse dispatch(RecordedRequest request) {
+				DeliveryLatencyBenchmark.this.arrivals.putIfAbsent(request.getUrl().encodedPath(), System.nanoTime());
+				return new MockResponse.Builder().code(200).build();
+			}
+		});
+		this.server.start();
+	}
+
+	@AfterEach
+	void stop() {
+		this.server.close();
+	}
+
+	private ApplicationContextRunner runner() {
+		return OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+					"spring.datasource.hikari.maximum-pool-size=8");
+	}
+
+	@Test
+	void commitToFirstAttemptLatencyOnTheLocalAndOnAnotherInstance() {
+		withInstances(List.of(runner(), runner().withPropertyValues("retry-outbox.relay.enabled=false")),
+				(instances) -> {
+					ConfigurableApplicationContext relay = instances.get(0);
+					ConfigurableApplicationContext enqueueOnly = instances.get(1);
+					await().until(() -> relay.getBean(PostgresWakeupListener.class).isListening());
+					double[] local = measure(relay, "local");
+					double[] remote = measure(enqueueOnly, "remote");
+					report("commit-to-first-attempt, local instance", local);
+					report("commit-to-first-attempt, other instance (LISTEN/NOTIFY)", remote);
+					assertThat(percentile(local, 50)).isLessThan(20);
+					assertThat(percentile(local, 99)).isLessThan(100);
+					assertThat(percentile(remote, 50)).isLessThan(20);
+					assertThat(percentile(remote, 99)).isLessThan(100);
+				});
+	}
+
+	private double[] measure(ConfigurableApplicationContext instance, String name) {
+		Outbox outbox = instance.getBean(Outbox.class);
+		TransactionTemplate transactions = OutboxContexts.transactions(instance);
+		double[] millis = new double[SAMPLES];
+		for (int i = -WARMUP; i < SAMPLES; i++) {
+			String path = "/" + name + "/" + i;
+			transactions.executeWithoutResult((status) -> outbox.send(OutboxRequest.post("api", path).build()));
+			long committed = System.nanoTime();
+			await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(1)).until(() -> this.arrivals.containsKey(path));
+			if (i >= 0) {
+				millis[i] = (this.arrivals.get(path) - committed) / 1_000_000.0;
+			}
+		}
+		return millis;
+	}
+
+	@Test
+	void enqueueCostIsTheSameWithAndWithoutCrossInstanceNotification() {
+		double[] withNotify = enqueueCost(runner().withPropertyValues("retry-outbox.relay.enabled=false"));
+		double[] withoutNotify = enqueueCost(
+				runner().withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.relay.notify=false"));
+		report("enqueue transaction (1 message), notify on", withNotify);
+		report("enqueue transaction (1 message), notify off", withoutNotify);
+		assertThat(percentile(withNotify, 50)).isLessThan(percentile(withoutNotify, 50) * 1.25 + 0.2);
+	}
+
+	private double[] enqueueCost(ApplicationContextRunner runner) {
+		double[][] result = new double[1][];
+		runner.run((context) -> {
+			Outbox outbox = context.getBean(Outbox.class);
+			TransactionTemplate transactions = OutboxContexts.transactions(context);
+			int samples = 3000;
+			double[] millis = new double[samples];
+			for (int i = -500; i < samples; i++) {
+				long started = System.nanoTime();
+				transactions.executeWithoutResult((status) -> outbox.send(OutboxRequest.post("api", "/cost").build()));
+				if (i >= 0) {
+					millis[i] = (System.nanoTime() - started) / 1_000_000.0;
+				}
+			}
+			result[0] = millis;
+		});
+		return result[0];
+	}
+
+	@Test
+	void relayThroughputOfOneInstance() {
+		int messages = 20_000;
+		runner().withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
+			Outbox outbox = context.getBean(Outbox.class);
+			TransactionTemplate transactions = OutboxContexts.transactions(context);
+			for (int i = 0; i < messages; i += 500) {
+				int from = i;
+				transactions.executeWithoutResult((status) -> {
+					for (int j = from; j < from + 500; j++) {
+						outbox.send(OutboxRequest.post("api", "/t/" + j).build());
+					}
+				});
+			}
+		});
+		runner().withPropertyValues("retry-outbox.relay.concurrency=64", "retry-outbox.relay.batch-size=200")
+			.run((context) -> {
+				long started = System.nanoTime();
+				await().atMost(Duration.ofMinutes(5))
+					.pollInterval(Duration.ofMillis(50))
+					.until(() -> this.arrivals.size() >= messages && OutboxContexts.jdbc(context)
+						.sql("SELECT count(*) FROM retry_outbox_message WHERE status <> 'DELIVERED'")
+						.query(Long.class)
+						.single() == 0);
+				double seconds = (System.nanoTime() - started) / 1e9;
+				double rate = messages / seconds;
+				write(String.format("relay throughput, one instance, local HTTP server: %.0f messages/s (%d in %.1fs)",
+						rate, messages, seconds));
+				assertThat(rate).isGreaterThan(500);
+			});
+	}
+
+	private static void withInstances(List<ApplicationContextRunner> runners,
+			Consumer<List<ConfigurableApplicationContext>> body) {
+		startAll(runners, new ArrayList<>(), body);
+	}
+
+	private static void startAll(List<ApplicationContextRunner> runners, List<ConfigurableApplicationContext> started,
+			Consumer<List<ConfigurableApplicationContext>> body) {
+		if (started.size() == runners.size()) {
+			body.accept(started);
+			return;
+		}
+		runners.get(started.size()).run((context) -> {
+			started.add(context.getSourceApplicationContext());
+			startAll(runners, started, body);
+		});
+	}
+
+	private static double percentile(double[] values, int percentile) {
+		double[] sorted = values.clone();
+		Arrays.sort(sorted);
+		int index = (int) Math.ceil(percentile / 100.0 * sorted.length) - 1;
+		return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
+	}
+
+	private static void report(String name, double[] millis) {
+		write(String.format("%s: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (n=%d)", name,
+				percentile(millis, 50), percentile(millis, 90), percentile(millis, 99), percentile(millis, 100),
+				millis.length));
+	}
+
+	private static void write(String line) {
+		System.out.println("BENCHMARK " + line);
+		try {
+			Path results = Path.of("target", "benchmark-results.txt");
+			Files.createDirectories(results.getParent());
+			Files.writeString(results, line + System.lineSeparator(), StandardOpenOption.CREATE,
+					StandardOpenOption.APPEND);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+}
