@@ -202,6 +202,20 @@ class OutboxDeliveryIntegrationTests {
 	}
 
 	@Test
+	void aSlowRequestDoesNotHoldUpTheOtherMessages() {
+		this.server.enqueue(new MockResponse.Builder().code(200).headersDelay(8, TimeUnit.SECONDS).build());
+		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		runner().withPropertyValues("retry-outbox.destinations.payments.timeout=20s").run((context) -> {
+			UUID slow = sendInTransaction(context, charge("order-slow"));
+			assertThat(this.server.takeRequest(10, TimeUnit.SECONDS)).isNotNull();
+			UUID fast = sendInTransaction(context, charge("order-fast"));
+			awaitStatus(context, fast, "DELIVERED");
+			assertThat(OutboxContexts.row(context, slow)).containsEntry("status", "IN_FLIGHT");
+			awaitStatus(context, slow, "DELIVERED");
+		});
+	}
+
+	@Test
 	void wakesTheRelayRightAfterCommitInsteadOfWaitingForThePoll() {
 		this.server.enqueue(new MockResponse.Builder().code(200).build());
 		runner().withPropertyValues("retry-outbox.relay.poll-interval=1h").run((context) -> {

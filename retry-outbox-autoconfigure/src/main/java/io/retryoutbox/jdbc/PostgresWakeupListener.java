@@ -106,8 +106,9 @@ public final class PostgresWakeupListener implements SmartLifecycle {
 				if (!this.running) {
 					return;
 				}
-				logger.warn("Lost the PostgreSQL connection listening on '" + this.channel + "'; reconnecting in "
-						+ Duration.ofMillis(backoff) + " (polling continues meanwhile)", ex);
+				logger.warn("Lost the PostgreSQL connection listening on '" + this.channel + "' (" + ex.getMessage()
+						+ "); reconnecting in " + Duration.ofMillis(backoff) + ", polling continues meanwhile");
+				logger.debug("Listener failure", ex);
 				if (!pause(backoff)) {
 					return;
 				}

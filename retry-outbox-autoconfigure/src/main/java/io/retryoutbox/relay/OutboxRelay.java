@@ -3,18 +3,17 @@ package io.retryoutbox.relay;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -25,7 +24,8 @@ import io.retryoutbox.jdbc.JdbcOutboxStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Flux;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
@@ -35,8 +35,10 @@ import org.springframework.web.reactive.function.client.WebClient;
 /**
  * Claims due outbox messages, sends them and records what the {@link RetryPolicy} decided.
  * <p>
- * It owns a single scheduler thread, so it needs no {@code @EnableScheduling}. A retry is a
- * new due time on the row, never a sleeping thread, so stopping never waits for a backoff.
+ * It owns a single scheduler thread, so it needs no {@code @EnableScheduling}. Messages are
+ * claimed whenever a sending slot is free and their outcomes are written in batches as they
+ * arrive, so one slow request never holds up the others. A retry is a new due time on the
+ * row, never a sleeping thread, so stopping never waits for a backoff.
  */
 public final class OutboxRelay implements SmartLifecycle {
 
@@ -55,11 +57,15 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private final AtomicBoolean wakePending = new AtomicBoolean();
 
+	private final Semaphore slots;
+
+	private final Queue<Completion> completed = new ConcurrentLinkedQueue<>();
+
 	// Leased messages this relay is sending or has an unwritten outcome for: only these have
 	// their lease extended, so a message whose outcome is lost is taken over after its lease.
 	private final Set<UUID> held = ConcurrentHashMap.newKeySet();
 
-	private final List<Completion> unwritten = new ArrayList<>();
+	private volatile Disposable.Composite sending = Disposables.composite();
 
 	private volatile boolean running;
 
@@ -86,6 +92,7 @@ public final class OutboxRelay implements SmartLifecycle {
 		destinations.forEach((name, destination) -> onDead.put(name, destination.onDead()));
 		this.recorder = new DecisionRecorder(policy, onDead);
 		this.settings = settings;
+		this.slots = new Semaphore(settings.concurrency());
 	}
 
 	/**
@@ -121,12 +128,12 @@ public final class OutboxRelay implements SmartLifecycle {
 		ScheduledThreadPoolExecutor leaseKeeper = new ScheduledThreadPoolExecutor(1,
 				new CustomizableThreadFactory("retry-outbox-lease-"));
 		leaseKeeper.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+		this.sending = Disposables.composite();
 		this.executor = executor;
 		this.leaseKeeper = leaseKeeper;
 		this.running = true;
-		long interval = this.settings.pollInterval().toMillis();
-		executor.scheduleWithFixedDelay(this::poll, this.settings.startDelay().toMillis(), interval,
-				TimeUnit.MILLISECONDS);
+		executor.scheduleWithFixedDelay(this::poll, this.settings.startDelay().toMillis(),
+				this.settings.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
 		long extendEvery = Math.max(1, this.settings.leaseTimeout().toMillis() / 3);
 		leaseKeeper.scheduleWithFixedDelay(this::extendLeases, extendEvery, extendEvery, TimeUnit.MILLISECONDS);
 	}
@@ -138,25 +145,54 @@ public final class OutboxRelay implements SmartLifecycle {
 		if (executor == null) {
 			return;
 		}
-		executor.shutdown();
 		try {
-			if (!executor.awaitTermination(this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
-				executor.shutdownNow();
-				executor.awaitTermination(5, TimeUnit.SECONDS);
+			executor.shutdown();
+			executor.awaitTermination(this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS);
+			// Let in-flight requests finish: every slot back means nothing is in flight.
+			int concurrency = this.settings.concurrency();
+			if (this.slots.tryAcquire(concurrency, this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+				this.slots.release(concurrency);
 			}
 		}
 		catch (InterruptedException ex) {
-			executor.shutdownNow();
 			Thread.currentThread().interrupt();
 		}
 		finally {
+			executor.shutdownNow();
+			this.sending.dispose();
 			this.executor = null;
 			ScheduledExecutorService leaseKeeper = this.leaseKeeper;
 			if (leaseKeeper != null) {
 				leaseKeeper.shutdownNow();
 				this.leaseKeeper = null;
 			}
+			try {
+				writeCompleted();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Could not record the outcomes of the last outbox messages at shutdown; they will be "
+						+ "sent again with the same idempotency key", ex);
+			}
 			releaseLeases();
+		}
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	private void releaseLeases() {
+		try {
+			int released = this.store.release(this.owner);
+			if (released > 0) {
+				logger.info("Released " + released + " in-flight outbox messages at shutdown; they will be sent again");
+			}
+			this.held.clear();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not release in-flight outbox messages at shutdown; they become due again when their "
+					+ "lease expires", ex);
 		}
 	}
 
@@ -172,45 +208,48 @@ public final class OutboxRelay implements SmartLifecycle {
 		}
 	}
 
-	@Override
-	public boolean isRunning() {
-		return this.running;
-	}
-
-	private void releaseLeases() {
-		try {
-			int released = this.store.release(this.owner);
-			if (released > 0) {
-				logger.info("Released " + released + " in-flight outbox messages at shutdown; they will be sent again");
-			}
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not release in-flight outbox messages at shutdown; they become due again when their "
-					+ "lease expires", ex);
-		}
-	}
-
 	private void poll() {
 		this.wakePending.set(false);
 		try {
-			writeUnwritten();
+			boolean moreWork = writeCompleted();
 			recoverExpiredLeases();
-			this.store.releaseKeys();
-			drain();
+			moreWork |= this.store.releaseKeys() > 0;
+			moreWork |= claimAndSend();
+			if (moreWork) {
+				wakeUp();
+			}
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Outbox relay poll failed; retrying in " + this.settings.pollInterval(), ex);
 		}
 	}
 
-	private void writeUnwritten() {
-		if (this.unwritten.isEmpty()) {
-			return;
+	/**
+	 * Writes the outcomes that arrived since the last call, in one statement.
+	 * @return whether ordering keys were released, so more messages may be due
+	 */
+	private boolean writeCompleted() {
+		List<Completion> outcomes = new ArrayList<>();
+		for (Completion completion = this.completed.poll(); completion != null; completion = this.completed.poll()) {
+			outcomes.add(completion);
 		}
-		List<Completion> outcomes = List.copyOf(this.unwritten);
-		this.store.complete(this.owner, outcomes);
-		this.unwritten.clear();
+		if (outcomes.isEmpty()) {
+			return false;
+		}
+		int written;
+		try {
+			written = this.store.complete(this.owner, outcomes);
+		}
+		catch (RuntimeException ex) {
+			this.completed.addAll(outcomes);
+			throw ex;
+		}
 		outcomes.forEach((completion) -> this.held.remove(completion.id()));
+		if (written < outcomes.size()) {
+			logger.warn((outcomes.size() - written) + " outbox messages were taken over by another relay "
+					+ "after their lease expired; their outcome here was not recorded");
+		}
+		return this.store.releaseKeys() > 0;
 	}
 
 	private void recoverExpiredLeases() {
@@ -224,60 +263,37 @@ public final class OutboxRelay implements SmartLifecycle {
 		}
 	}
 
-	private void drain() {
-		while (this.running && !Thread.currentThread().isInterrupted()) {
-			List<ClaimedMessage> batch = this.store.claim(this.owner, this.settings.batchSize(),
-					this.settings.leaseTimeout());
-			if (batch.isEmpty()) {
-				return;
-			}
-			boolean releasedKeys = deliver(batch);
-			if (batch.size() < this.settings.batchSize() && !releasedKeys) {
-				return;
-			}
+	/**
+	 * Claims as many due messages as there are free sending slots and starts sending them.
+	 * @return whether the claim was full, so more messages may be due
+	 */
+	private boolean claimAndSend() {
+		int free = Math.min(this.slots.availablePermits(), this.settings.batchSize());
+		if (!this.running || free == 0) {
+			return false;
 		}
+		List<ClaimedMessage> batch = this.store.claim(this.owner, free, this.settings.leaseTimeout());
+		for (ClaimedMessage message : batch) {
+			this.slots.acquireUninterruptibly();
+			this.held.add(message.id());
+			this.sending.add(this.dispatcher.send(message)
+				.map((outcome) -> this.recorder.record(message, outcome))
+				.subscribe(this::completed, (ex) -> failed(message, ex)));
+		}
+		return batch.size() == free && free == this.settings.batchSize();
 	}
 
-	private boolean deliver(List<ClaimedMessage> batch) {
-		batch.forEach((message) -> this.held.add(message.id()));
-		List<Completion> completed = Collections.synchronizedList(new ArrayList<>(batch.size()));
-		CompletableFuture<Void> sending = Flux.fromIterable(batch)
-			.flatMap((message) -> this.dispatcher.send(message).map((outcome) -> this.recorder.record(message, outcome)),
-					this.settings.concurrency())
-			.doOnNext(completed::add)
-			.then()
-			.toFuture();
-		try {
-			sending.get();
-		}
-		catch (InterruptedException ex) {
-			sending.cancel(true);
-			Thread.currentThread().interrupt();
-		}
-		catch (ExecutionException ex) {
-			logger.error("Unexpected failure while sending outbox messages", ex.getCause());
-		}
-		List<Completion> outcomes;
-		synchronized (completed) {
-			outcomes = new ArrayList<>(completed);
-		}
-		Set<UUID> decided = new HashSet<>();
-		outcomes.forEach((completion) -> decided.add(completion.id()));
-		batch.stream().map(ClaimedMessage::id).filter((id) -> !decided.contains(id)).forEach(this.held::remove);
-		int written;
-		try {
-			written = this.store.complete(this.owner, outcomes);
-		}
-		catch (RuntimeException ex) {
-			this.unwritten.addAll(outcomes);
-			throw ex;
-		}
-		outcomes.forEach((completion) -> this.held.remove(completion.id()));
-		if (written < outcomes.size()) {
-			logger.warn((outcomes.size() - written) + " outbox messages were taken over by another relay "
-					+ "after their lease expired; their outcome here was not recorded");
-		}
-		return this.store.releaseKeys() > 0;
+	private void completed(Completion completion) {
+		this.completed.add(completion);
+		this.slots.release();
+		wakeUp();
+	}
+
+	private void failed(ClaimedMessage message, Throwable ex) {
+		// The dispatcher never errors; if something else did, the lease brings the message back.
+		logger.error("Unexpected failure while sending outbox message " + message.id(), ex);
+		this.held.remove(message.id());
+		this.slots.release();
 	}
 
 	/**
@@ -294,10 +310,12 @@ public final class OutboxRelay implements SmartLifecycle {
 			Duration shutdownTimeout, Duration startDelay) {
 
 		public Settings {
-			Assert.isTrue((!pollInterval.isNegative() && !pollInterval.isZero()), () -> "poll-interval must be positive, was " + pollInterval);
+			Assert.isTrue(!pollInterval.isNegative() && !pollInterval.isZero(),
+					() -> "poll-interval must be positive, was " + pollInterval);
 			Assert.isTrue(batchSize > 0, () -> "batch-size must be positive, was " + batchSize);
 			Assert.isTrue(concurrency > 0, () -> "concurrency must be positive, was " + concurrency);
-			Assert.isTrue((!leaseTimeout.isNegative() && !leaseTimeout.isZero()), () -> "lease-timeout must be positive, was " + leaseTimeout);
+			Assert.isTrue(!leaseTimeout.isNegative() && !leaseTimeout.isZero(),
+					() -> "lease-timeout must be positive, was " + leaseTimeout);
 			Assert.isTrue(!shutdownTimeout.isNegative(),
 					() -> "shutdown-timeout must not be negative, was " + shutdownTimeout);
 			Assert.isTrue(!startDelay.isNegative(), () -> "start-delay must not be negative, was " + startDelay);

@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import io.retryoutbox.Outbox;
@@ -49,6 +50,8 @@ class DeliveryLatencyBenchmark {
 
 	private final Map<String, Long> arrivals = new ConcurrentHashMap<>();
 
+	private volatile long responseDelayMillis;
+
 	private MockWebServer server;
 
 	private String jdbcUrl;
@@ -61,7 +64,9 @@ class DeliveryLatencyBenchmark {
 			@Override
 			public MockResponse dispatch(RecordedRequest request) {
 				DeliveryLatencyBenchmark.this.arrivals.putIfAbsent(request.getUrl().encodedPath(), System.nanoTime());
-				return new MockResponse.Builder().code(200).build();
+				return new MockResponse.Builder().code(200)
+					.headersDelay(DeliveryLatencyBenchmark.this.responseDelayMillis, TimeUnit.MILLISECONDS)
+					.build();
 			}
 		});
 		this.server.start();
@@ -171,6 +176,47 @@ class DeliveryLatencyBenchmark {
 						rate, messages, seconds));
 				assertThat(rate).isGreaterThan(500);
 			});
+	}
+
+	@Test
+	void throughputGrowsWithInstancesWhileTheDownstreamKeepsUp() {
+		this.responseDelayMillis = 20;
+		double one = drainRate(1, 3000);
+		double two = drainRate(2, 3000);
+		write(String.format("relay throughput, 20 ms downstream, concurrency 8 per instance: 1 instance %.0f/s, "
+				+ "2 instances %.0f/s (x%.2f)", one, two, two / one));
+		assertThat(two).isGreaterThan(one * 1.5);
+	}
+
+	private double drainRate(int instanceCount, int messages) {
+		String prefix = "/scale" + instanceCount + "/";
+		double[] rate = new double[1];
+		runner().withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
+			Outbox outbox = context.getBean(Outbox.class);
+			OutboxContexts.transactions(context).executeWithoutResult((status) -> {
+				for (int i = 0; i < messages; i++) {
+					outbox.send(OutboxRequest.post("api", prefix + i).build());
+				}
+			});
+		});
+		List<ApplicationContextRunner> runners = new ArrayList<>();
+		for (int i = 0; i < instanceCount; i++) {
+			runners.add(runner().withPropertyValues("retry-outbox.relay.concurrency=8",
+					"retry-outbox.relay.batch-size=8", "retry-outbox.relay.start-delay=2s"));
+		}
+		withInstances(runners, (instances) -> {
+			await().atMost(Duration.ofSeconds(30)).until(() -> arrivalsWith(prefix) > 0);
+			long started = System.nanoTime();
+			int first = arrivalsWith(prefix);
+			await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(20))
+				.until(() -> arrivalsWith(prefix) >= messages);
+			rate[0] = (messages - first) / ((System.nanoTime() - started) / 1e9);
+		});
+		return rate[0];
+	}
+
+	private int arrivalsWith(String prefix) {
+		return (int) this.arrivals.keySet().stream().filter((path) -> path.startsWith(prefix)).count();
 	}
 
 	private static void withInstances(List<ApplicationContextRunner> runners,
