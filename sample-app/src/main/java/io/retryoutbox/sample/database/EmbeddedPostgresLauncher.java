@@ -36,12 +36,15 @@ final class EmbeddedPostgresLauncher {
 			.setRegisterShutdownHook(false)
 			.setPGStartupWait(Duration.ofSeconds(60));
 		if (!StringUtils.hasText(properties.getDataDirectory())) {
-			return builder.start();
+			EmbeddedPostgres postgres = builder.start();
+			logger.info("Embedded PostgreSQL on port " + postgres.getPort() + " with a temporary data directory");
+			return postgres;
 		}
 		Path dataDirectory = Path.of(properties.getDataDirectory()).toAbsolutePath();
 		stopOrphanedServer(dataDirectory);
-		logger.info("Starting embedded PostgreSQL on port " + properties.getPort() + " with data in " + dataDirectory);
-		return builder.setDataDirectory(dataDirectory).setCleanDataDirectory(false).start();
+		EmbeddedPostgres postgres = builder.setDataDirectory(dataDirectory).setCleanDataDirectory(false).start();
+		logger.info("Embedded PostgreSQL on port " + postgres.getPort() + " keeps its data in " + dataDirectory);
+		return postgres;
 	}
 
 	/**
@@ -59,20 +62,39 @@ final class EmbeddedPostgresLauncher {
 		if (postmaster.isEmpty()) {
 			return;
 		}
-		logger.warn("Stopping PostgreSQL server " + postmaster.get().pid() + " left running on " + dataDirectory
-				+ " by a previous run");
-		postmaster.get().destroy();
+		long pid = postmaster.get().pid();
+		logger.warn("Stopping PostgreSQL server " + pid + " left running on " + dataDirectory + " by a previous run");
 		try {
-			postmaster.get().onExit().get(ORPHAN_STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+			stop(postmaster.get());
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			throw new IOException("Interrupted while stopping the orphaned PostgreSQL server", ex);
+			throw new IOException("Interrupted while stopping PostgreSQL server " + pid, ex);
 		}
 		catch (ExecutionException | TimeoutException ex) {
-			throw new IOException("Could not stop PostgreSQL server " + postmaster.get().pid() + " running on "
-					+ dataDirectory + "; stop it and start again", ex);
+			throw new IOException(
+					"Could not stop PostgreSQL server " + pid + " running on " + dataDirectory + "; stop it and retry",
+					ex);
 		}
+	}
+
+	/**
+	 * Stops the server in fast mode (SIGINT), which also disconnects its clients, or else with
+	 * SIGTERM where there is no {@code kill} command. Its {@code pg_ctl} would refuse to run
+	 * as root, as the sample does on some machines.
+	 */
+	private static void stop(ProcessHandle postmaster)
+			throws IOException, InterruptedException, ExecutionException, TimeoutException {
+		try {
+			new ProcessBuilder("kill", "-INT", String.valueOf(postmaster.pid())).redirectErrorStream(true)
+				.redirectOutput(ProcessBuilder.Redirect.DISCARD)
+				.start()
+				.waitFor();
+		}
+		catch (IOException ex) {
+			postmaster.destroy();
+		}
+		postmaster.onExit().get(ORPHAN_STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
 	}
 
 	private static Optional<Long> readPid(Path pidFile) throws IOException {

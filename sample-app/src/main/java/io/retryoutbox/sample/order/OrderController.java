@@ -6,16 +6,12 @@ import java.util.UUID;
 
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
-import org.springframework.util.Assert;
-import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
-import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
@@ -39,6 +35,9 @@ class OrderController {
 
 	@PostMapping
 	ResponseEntity<PaymentRequest> place(@RequestBody PlaceOrder request) {
+		if (request.amount() == null || request.currency() == null) {
+			throw new InvalidOrderException("amount and currency are required");
+		}
 		PaymentRequest placed = this.orderService.place(request.amount(), request.currency());
 		return ResponseEntity.created(URI.create("/orders/" + placed.orderId())).body(placed);
 	}
@@ -55,12 +54,6 @@ class OrderController {
 				state(order.chargeMessageId()), state(order.refundMessageId()));
 	}
 
-	@ExceptionHandler(IllegalArgumentException.class)
-	@ResponseStatus(HttpStatus.BAD_REQUEST)
-	ErrorMessage invalid(IllegalArgumentException ex) {
-		return new ErrorMessage(String.valueOf(ex.getMessage()));
-	}
-
 	private @Nullable OutboxMessageState state(@Nullable UUID messageId) {
 		return (messageId != null) ? this.messages.find(messageId).orElse(null) : null;
 	}
@@ -71,21 +64,7 @@ class OrderController {
 	 * @param amount the amount to charge
 	 * @param currency the currency code, e.g. {@code EUR}
 	 */
-	record PlaceOrder(BigDecimal amount, String currency) {
-
-		PlaceOrder {
-			Assert.notNull(amount, "amount is required");
-			Assert.notNull(currency, "currency is required");
-		}
-
-	}
-
-	/**
-	 * The body of a rejected request.
-	 *
-	 * @param message what was wrong
-	 */
-	record ErrorMessage(String message) {
+	record PlaceOrder(@Nullable BigDecimal amount, @Nullable String currency) {
 
 	}
 

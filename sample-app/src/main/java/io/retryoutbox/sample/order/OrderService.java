@@ -35,11 +35,17 @@ public class OrderService {
 	 * @param amount the amount, positive
 	 * @param currency a three-letter currency code
 	 * @return the order id and the id of the charge message
+	 * @throws InvalidOrderException if the amount or currency is invalid
 	 */
 	@Transactional
 	public PaymentRequest place(BigDecimal amount, String currency) {
-		Assert.isTrue(amount.signum() > 0, () -> "amount must be positive, was " + amount);
-		Assert.isTrue(currency.matches("[A-Za-z]{3}"), () -> "currency must be a three-letter code, was " + currency);
+		if (amount.signum() <= 0 || amount.scale() > 2 || amount.precision() - amount.scale() > 10) {
+			throw new InvalidOrderException(
+					"amount must be positive, below 10^10 and have at most two decimals, was " + amount);
+		}
+		if (!currency.matches("[A-Za-z]{3}")) {
+			throw new InvalidOrderException("currency must be a three-letter code, was " + currency);
+		}
 		Order order = this.orders.save(Order.place(amount, currency.toUpperCase(Locale.ROOT), Instant.now()));
 		long id = idOf(order);
 		UUID messageId = this.outbox.send(OutboxRequest.post(PAYMENTS, "/charges")
