@@ -14,9 +14,9 @@ import org.springframework.core.env.MapPropertySource;
 /**
  * Replaces {@code server.port=0} with a free port chosen now.
  * <p>
- * The payments destination's base URL is built from {@code ${server.port}} and resolved when
- * the outbox starts, before Tomcat has picked a random port; choosing the port up front keeps
- * that URL pointing at this application, in tests with a random port too.
+ * The payments destination's base URL is built from {@code ${server.port}} and resolved
+ * when the outbox starts, before Tomcat has picked a random port; choosing the port up
+ * front keeps that URL pointing at this application, in tests with a random port too.
  */
 public class FreeServerPortEnvironmentPostProcessor implements EnvironmentPostProcessor, Ordered {
 

@@ -30,13 +30,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Places orders over HTTP against a simulator that injects every fault it knows, and checks
- * what the outbox made of them.
+ * Places orders over HTTP against a simulator that injects every fault it knows, and
+ * checks what the outbox made of them.
  * <p>
  * The shares are high enough that each fault occurs in practically every run (the least
  * likely to be missing, a slow answer among about 100 processed keys, is missing with a
- * probability below 1e-4), and the attempt budget is high enough that no message runs out of
- * it (0.4^30).
+ * probability below 1e-4), and the attempt budget is high enough that no message runs out
+ * of it (0.4^30).
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "sample.embedded-database.data-directory=", "sample.embedded-database.port=0",
@@ -73,7 +73,8 @@ class SampleApplicationTests {
 		}
 		awaitSettled();
 		Map<UUID, Row> rows = rows();
-		// The starter does not keep the order of an ordering key yet: a refund enqueued while its
+		// The starter does not keep the order of an ordering key yet: a refund enqueued
+		// while its
 		// charge is pending may overtake it. So orders are cancelled once their charge is
 		// delivered.
 		Map<Long, PaymentRequest> refunds = new HashMap<>();
@@ -119,7 +120,8 @@ class SampleApplicationTests {
 		assertThat(rows.values()).extracting(Row::status).containsOnly("DELIVERED", "DEAD");
 
 		assertThat(stats.faults()).allSatisfy((fault, count) -> assertThat(count).as("%s faults", fault).isPositive());
-		// A slow or dropped answer is lost after the charge was processed, so the retry that
+		// A slow or dropped answer is lost after the charge was processed, so the retry
+		// that
 		// follows is answered from the stored result.
 		assertThat(stats.duplicates())
 			.isGreaterThanOrEqualTo(stats.faults().get(Fault.SLOW) + stats.faults().get(Fault.DROPPED));

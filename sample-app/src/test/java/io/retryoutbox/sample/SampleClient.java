@@ -58,7 +58,8 @@ final class SampleClient {
 
 	boolean isHealthy() {
 		HttpResponse<String> response = get("/actuator/health");
-		return response.statusCode() == 200 && this.json.readTree(response.body()).path("status").asString().equals("UP");
+		return response.statusCode() == 200
+				&& this.json.readTree(response.body()).path("status").asString().equals("UP");
 	}
 
 	HttpResponse<String> get(String path) {
@@ -73,7 +74,8 @@ final class SampleClient {
 
 	private HttpResponse<String> send(HttpRequest.Builder request) {
 		try {
-			return this.http.send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+			return this.http.send(request.timeout(Duration.ofSeconds(30)).build(),
+					HttpResponse.BodyHandlers.ofString());
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);

@@ -12,8 +12,9 @@ import java.util.concurrent.TimeUnit;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The sample application running in a JVM of its own, started the way the quickstart starts
- * it but without Maven: {@code java -cp <classpath> io.retryoutbox.sample.SampleApplication}.
+ * The sample application running in a JVM of its own, started the way the quickstart
+ * starts it but without Maven:
+ * {@code java -cp <classpath> io.retryoutbox.sample.SampleApplication}.
  */
 final class SampleProcess implements AutoCloseable {
 

@@ -19,7 +19,8 @@ import org.springframework.util.StringUtils;
 
 /**
  * Starts an embedded PostgreSQL server and makes it the application's {@code DataSource}
- * when {@code spring.datasource.url} is not set; with it set, Boot's own data source is used.
+ * when {@code spring.datasource.url} is not set; with it set, Boot's own data source is
+ * used.
  * <p>
  * The server is a bean, so it stops with the context, after everything that uses it.
  */

@@ -10,8 +10,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class EmbeddedDatabaseProperties {
 
 	/**
-	 * Directory that keeps the data between runs; when empty, a temporary directory that is
-	 * deleted on shutdown.
+	 * Directory that keeps the data between runs; when empty, a temporary directory that
+	 * is deleted on shutdown.
 	 */
 	private String dataDirectory = "target/sample-db";
 

@@ -29,7 +29,8 @@ final class EmbeddedPostgresLauncher {
 	}
 
 	static EmbeddedPostgres start(EmbeddedDatabaseProperties properties) throws IOException {
-		// The context stops the server; a JVM shutdown hook of its own could stop it while the
+		// The context stops the server; a JVM shutdown hook of its own could stop it
+		// while the
 		// relay still releases its messages.
 		EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
 			.setPort(properties.getPort())
@@ -79,9 +80,9 @@ final class EmbeddedPostgresLauncher {
 	}
 
 	/**
-	 * Stops the server in fast mode (SIGINT), which also disconnects its clients, or else with
-	 * SIGTERM where there is no {@code kill} command. Its {@code pg_ctl} would refuse to run
-	 * as root, as the sample does on some machines.
+	 * Stops the server in fast mode (SIGINT), which also disconnects its clients, or else
+	 * with SIGTERM where there is no {@code kill} command. Its {@code pg_ctl} would
+	 * refuse to run as root, as the sample does on some machines.
 	 */
 	private static void stop(ProcessHandle postmaster)
 			throws IOException, InterruptedException, ExecutionException, TimeoutException {

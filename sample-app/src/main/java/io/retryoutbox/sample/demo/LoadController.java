@@ -13,8 +13,8 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ResponseStatusException;
 
 /**
- * Places many orders at once, e.g. {@code POST /demo/load?orders=1000}, optionally cancelling
- * a share of them right away.
+ * Places many orders at once, e.g. {@code POST /demo/load?orders=1000}, optionally
+ * cancelling a share of them right away.
  */
 @RestController
 class LoadController {
@@ -28,8 +28,7 @@ class LoadController {
 	}
 
 	@PostMapping("/demo/load")
-	LoadResult load(@RequestParam(defaultValue = "100") int orders,
-			@RequestParam(defaultValue = "0") double cancels) {
+	LoadResult load(@RequestParam(defaultValue = "100") int orders, @RequestParam(defaultValue = "0") double cancels) {
 		if (orders < 1 || orders > MAX_ORDERS) {
 			throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "orders must be between 1 and " + MAX_ORDERS);
 		}
@@ -42,8 +41,7 @@ class LoadController {
 		long last = 0;
 		int cancelled = 0;
 		for (int i = 0; i < orders; i++) {
-			PaymentRequest placed = this.orderService.place(BigDecimal.valueOf(100 + random.nextInt(99_900), 2),
-					"EUR");
+			PaymentRequest placed = this.orderService.place(BigDecimal.valueOf(100 + random.nextInt(99_900), 2), "EUR");
 			first = (i == 0) ? placed.orderId() : first;
 			last = placed.orderId();
 			if (random.nextDouble() < cancels) {

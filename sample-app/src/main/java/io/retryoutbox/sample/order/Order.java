@@ -39,8 +39,8 @@ public record Order(@Id @Nullable Long id, BigDecimal amount, String currency, O
 	}
 
 	/**
-	 * The ordering key of the order's payment messages, so that its refund is delivered after
-	 * its charge.
+	 * The ordering key of the order's payment messages, so that its refund is delivered
+	 * after its charge.
 	 * @return the ordering key
 	 */
 	String orderingKey() {

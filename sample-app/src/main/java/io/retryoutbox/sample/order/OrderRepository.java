@@ -12,8 +12,8 @@ import org.springframework.data.repository.ListCrudRepository;
 public interface OrderRepository extends ListCrudRepository<Order, Long> {
 
 	/**
-	 * Reads an order and locks its row until the transaction ends, so that concurrent changes
-	 * of one order happen one after the other.
+	 * Reads an order and locks its row until the transaction ends, so that concurrent
+	 * changes of one order happen one after the other.
 	 * @param id the order id
 	 * @return the order, if any
 	 */

@@ -13,8 +13,8 @@ import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.Assert;
 
 /**
- * Places and cancels orders. The payment request of each change is recorded in the outbox in
- * the same transaction as the change, so neither exists without the other.
+ * Places and cancels orders. The payment request of each change is recorded in the outbox
+ * in the same transaction as the change, so neither exists without the other.
  */
 @Service
 public class OrderService {
@@ -57,7 +57,8 @@ public class OrderService {
 	}
 
 	/**
-	 * Cancels an order and requests its refund. Cancelling a cancelled order changes nothing.
+	 * Cancels an order and requests its refund. Cancelling a cancelled order changes
+	 * nothing.
 	 * @param id the order id
 	 * @return the order id and the id of the refund message
 	 * @throws OrderNotFoundException if there is no such order

@@ -9,8 +9,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
 
 /**
- * Reads the state of outbox messages straight from the starter's table, to show it next to
- * an order.
+ * Reads the state of outbox messages straight from the starter's table, to show it next
+ * to an order.
  */
 @Component
 public class OutboxMessages {

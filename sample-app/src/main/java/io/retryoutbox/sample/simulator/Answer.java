@@ -1,5 +1,6 @@
 package io.retryoutbox.sample.simulator;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
@@ -23,7 +24,9 @@ record Answer(int status, Map<String, String> headers, Object body, Delivery del
 	}
 
 	Answer withHeader(String name, String value) {
-		return new Answer(this.status, Map.of(name, value), this.body, this.delivery);
+		Map<String, String> headers = new LinkedHashMap<>(this.headers);
+		headers.put(name, value);
+		return new Answer(this.status, Map.copyOf(headers), this.body, this.delivery);
 	}
 
 	Answer deliveredAs(@Nullable Fault fault) {

@@ -17,13 +17,18 @@ public enum Fault {
 	/** The request is processed but answered only after the slow delay. */
 	SLOW(false),
 
-	/** The request is processed but the connection is dropped before the answer is complete. */
+	/**
+	 * The request is processed but the connection is dropped before the answer is
+	 * complete.
+	 */
 	DROPPED(false),
 
 	/** 400 for every request with the idempotency key. */
 	BAD_REQUEST(true),
 
-	/** 409 with error code {@code CONFLICT} for every request with the idempotency key. */
+	/**
+	 * 409 with error code {@code CONFLICT} for every request with the idempotency key.
+	 */
 	CONFLICT(true);
 
 	private final boolean perKey;

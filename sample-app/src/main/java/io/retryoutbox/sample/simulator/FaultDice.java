@@ -9,9 +9,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 
 /**
- * Decides faults as a pure function of the seed, the idempotency key and the number of the
- * request with that key, so that a run's faults follow from its configuration and a per-key
- * fault sticks to its key.
+ * Decides faults as a pure function of the seed, the idempotency key and the number of
+ * the request with that key, so that a run's faults follow from its configuration and a
+ * per-key fault sticks to its key.
  */
 final class FaultDice {
 

@@ -80,6 +80,9 @@ public class PaymentsSimulator {
 		}
 		Answer answer = process(path, key, orderId);
 		this.answersByKey.put(key, answer);
+		if (orderId != null) {
+			recordReceipt(orderId, new Receipt(path, key, answer.status()));
+		}
 		if (answer.isSuccess() && (fault == Fault.SLOW || fault == Fault.DROPPED)) {
 			count(fault);
 			return answer.deliveredAs(fault);
@@ -94,16 +97,17 @@ public class PaymentsSimulator {
 	public synchronized SimulatorStats stats() {
 		Map<String, List<Receipt>> orders = new LinkedHashMap<>();
 		this.receiptsByOrder.forEach((orderId, receipts) -> orders.put(orderId, List.copyOf(receipts)));
-		return new SimulatorStats(this.received, this.requestsByKey.size(), this.answersByKey.size(),
-				this.duplicates, this.outOfOrder, new EnumMap<>(this.faults), orders);
+		return new SimulatorStats(this.received, this.requestsByKey.size(), this.answersByKey.size(), this.duplicates,
+				this.outOfOrder, new EnumMap<>(this.faults), orders);
 	}
 
 	private Answer refusal(Fault fault) {
 		return switch (fault) {
 			case UNAVAILABLE -> Answer.error(503, "UNAVAILABLE").withHeader(HttpHeaders.RETRY_AFTER, "1");
-			// An HTTP-date has whole seconds: two seconds ahead asks for a wait of one to two.
+			// HTTP-dates have whole seconds: two ahead asks for a wait of one to two.
 			case RATE_LIMITED -> Answer.error(429, "RATE_LIMITED")
-				.withHeader(HttpHeaders.RETRY_AFTER, HTTP_DATE.format(this.clock.instant().plus(2, ChronoUnit.SECONDS)));
+				.withHeader(HttpHeaders.RETRY_AFTER,
+						HTTP_DATE.format(this.clock.instant().plus(2, ChronoUnit.SECONDS)));
 			case LOCKED -> Answer.error(409, "RESOURCE_LOCKED");
 			default -> throw new IllegalArgumentException(fault + " does not refuse a request");
 		};
@@ -119,20 +123,21 @@ public class PaymentsSimulator {
 			answer = Answer.error(409, "CONFLICT");
 		}
 		else {
-			answer = Answer.of(201, Map.of("id", "pay_" + (this.answersByKey.size() + 1), "path", path, "orderId",
-					String.valueOf(orderId), "status", "succeeded"));
+			answer = Answer.of(201, new Payment("pay_" + (this.answersByKey.size() + 1), path, orderId));
 		}
 		if (fault != null) {
 			count(fault);
 		}
-		if (orderId != null) {
-			List<Receipt> receipts = this.receiptsByOrder.computeIfAbsent(orderId, (id) -> new ArrayList<>());
-			if (!CHARGES.equals(path) && receipts.stream().noneMatch((receipt) -> CHARGES.equals(receipt.path()))) {
-				this.outOfOrder++;
-			}
-			receipts.add(new Receipt(path, key, answer.status()));
-		}
 		return answer;
+	}
+
+	private void recordReceipt(String orderId, Receipt receipt) {
+		List<Receipt> receipts = this.receiptsByOrder.computeIfAbsent(orderId, (id) -> new ArrayList<>());
+		if (!CHARGES.equals(receipt.path())
+				&& receipts.stream().noneMatch((earlier) -> CHARGES.equals(earlier.path()))) {
+			this.outOfOrder++;
+		}
+		receipts.add(receipt);
 	}
 
 	private void count(Fault fault) {

@@ -22,8 +22,8 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * Serves the {@link PaymentsSimulator} over HTTP below {@code /simulator/payments}, and its
- * statistics at {@code /simulator/stats}.
+ * Serves the {@link PaymentsSimulator} over HTTP below {@code /simulator/payments}, and
+ * its statistics at {@code /simulator/stats}.
  */
 @RestController
 class PaymentsSimulatorController {
@@ -43,8 +43,8 @@ class PaymentsSimulatorController {
 	}
 
 	@PostMapping(PREFIX + "/**")
-	@Nullable CompletableFuture<ResponseEntity<Object>> receive(HttpServletRequest request,
-			HttpServletResponse response, @RequestHeader(name = "Idempotency-Key", required = false) @Nullable String key,
+	@Nullable CompletableFuture<ResponseEntity<Object>> receive(HttpServletRequest request, HttpServletResponse response,
+			@RequestHeader(name = "Idempotency-Key", required = false) @Nullable String key,
 			@RequestBody(required = false) @Nullable Map<String, Object> body) throws IOException {
 		String path = request.getRequestURI().substring(request.getContextPath().length() + PREFIX.length());
 		Object orderId = (body != null) ? body.get("orderId") : null;
@@ -72,8 +72,8 @@ class PaymentsSimulatorController {
 	}
 
 	/**
-	 * Starts the answer, promising a longer body than is sent, and closes the connection: the
-	 * client sees it end mid-response, as when a connection drops.
+	 * Starts the answer, promising a longer body than is sent, and closes the connection:
+	 * the client sees it end mid-response, as when a connection drops.
 	 */
 	private void drop(Answer answer, HttpServletResponse response) throws IOException {
 		byte[] json = this.jsonMapper.writeValueAsBytes(answer.body());

@@ -6,8 +6,8 @@ package io.retryoutbox.sample.simulator;
  *
  * @param path the path below {@code /simulator/payments}
  * @param key the idempotency key
- * @param status the status it was answered with, replayed for every later request with the
- * key
+ * @param status the status it was answered with, replayed for every later request with
+ * the key
  */
 public record Receipt(String path, String key, int status) {
 

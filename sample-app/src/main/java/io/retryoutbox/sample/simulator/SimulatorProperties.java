@@ -11,8 +11,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class SimulatorProperties {
 
 	/**
-	 * Seed of the fault decisions, which are a function of it, the idempotency key and the
-	 * number of the request with that key.
+	 * Seed of the fault decisions, which are a function of it, the idempotency key and
+	 * the number of the request with that key.
 	 */
 	private long seed;
 
@@ -44,8 +44,8 @@ public class SimulatorProperties {
 	}
 
 	/**
-	 * Shares of requests, between 0 and 1, that get each fault. The per-request shares must add
-	 * up to at most 1, and so must the per-key ones.
+	 * Shares of requests, between 0 and 1, that get each fault. The per-request shares
+	 * must add up to at most 1, and so must the per-key ones.
 	 */
 	public static class Faults {
 

@@ -8,7 +8,8 @@ import java.util.Map;
  *
  * @param received the number of requests received
  * @param uniqueKeys the number of distinct idempotency keys received
- * @param processed the number of keys processed (answered other than by a transient fault)
+ * @param processed the number of keys processed (answered other than by a transient
+ * fault)
  * @param duplicates the number of requests answered with the stored answer of their key
  * @param outOfOrder the number of requests processed for an order before its charge
  * @param faults the number of requests that got each fault
