@@ -1,0 +1,7 @@
+/**
+ * The retry-outbox sample application.
+ */
+@NullMarked
+package io.retryoutbox.sample;
+
+import org.jspecify.annotations.NullMarked;
