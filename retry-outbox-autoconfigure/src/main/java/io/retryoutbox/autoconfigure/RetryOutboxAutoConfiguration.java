@@ -37,6 +37,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -56,9 +57,12 @@ import org.springframework.web.reactive.function.client.WebClient;
 @EnableConfigurationProperties(RetryOutboxProperties.class)
 public final class RetryOutboxAutoConfiguration {
 
+	// After the application's own database initializers (e.g. Boot's Flyway), which would refuse
+	// a schema that already holds the outbox tables but no history of their own.
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "retry-outbox.jdbc.initialize-schema", matchIfMissing = true)
+	@DependsOnDatabaseInitialization
 	OutboxSchemaInitializer retryOutboxSchemaInitializer(DataSource dataSource, RetryOutboxProperties properties) {
 		return new OutboxSchemaInitializer(dataSource, properties.getJdbc().getSchema());
 	}
