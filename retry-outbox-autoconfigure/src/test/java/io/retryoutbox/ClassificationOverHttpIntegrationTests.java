@@ -1,0 +1,104 @@
+package io.retryoutbox;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockWebServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The default classification, end to end: a real HTTP server answers, the relay records what
+ * the policy decided on the row.
+ */
+class ClassificationOverHttpIntegrationTests {
+
+	private static MockWebServer server;
+
+	private static ApplicationContextRunner runner;
+
+	@BeforeAll
+	static void start() throws IOException {
+		server = new MockWebServer();
+		server.start();
+		runner = OutboxContexts.runner(TestDatabase.createDatabase())
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + server.url("/"),
+					"retry-outbox.retry.delay=1h", "retry-outbox.require-transaction=false");
+	}
+
+	@AfterAll
+	static void stop() {
+		server.close();
+	}
+
+	private static Map<String, Object> rowAfterOneAttempt(MockResponse response) {
+		server.enqueue(response);
+		Object[] row = new Object[1];
+		runner.run((context) -> {
+			UUID id = context.getBean(Outbox.class).send(OutboxRequest.post("api", "/x").build());
+			await().atMost(Duration.ofSeconds(20)).until(() -> {
+				Map<String, Object> current = OutboxContexts.row(context, id);
+				row[0] = current;
+				return (Integer) current.get("attempts") == 1 && current.get("lease_owner") == null;
+			});
+		});
+		@SuppressWarnings("unchecked")
+		Map<String, Object> result = (Map<String, Object>) row[0];
+		return result;
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 408, 425, 429, 500, 502, 503, 504 })
+	void keepsTheRowForARetryOnATransientStatus(int status) {
+		Map<String, Object> row = rowAfterOneAttempt(new MockResponse.Builder().code(status).build());
+		assertThat(row).containsEntry("status", "PENDING")
+			.containsEntry("attempts", 1)
+			.containsEntry("last_status_code", status);
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 301, 302, 400, 401, 403, 404, 410, 422, 501, 505 })
+	void deadLettersATerminalStatus(int status) {
+		Map<String, Object> row = rowAfterOneAttempt(new MockResponse.Builder().code(status).build());
+		assertThat(row).containsEntry("status", "DEAD")
+			.containsEntry("dead_reason", "TERMINAL_STATUS")
+			.containsEntry("last_status_code", status);
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', textBlock = """
+			{"error":{"code":"RESOURCE_LOCKED"}} | PENDING | RESOURCE_LOCKED
+			{"code":"RESOURCE_LOCKED"}           | PENDING | RESOURCE_LOCKED
+			{"error":{"code":"CONFLICT"}}        | DEAD    | CONFLICT
+			{"code":"CONFLICT"}                  | DEAD    | CONFLICT
+			{"error":{"message":"busy"}}         | PENDING |
+			<html>conflict</html>                | PENDING |
+			""")
+	void classifiesA409ByTheErrorCodeInItsBody(String body, String status, String errorCode) {
+		Map<String, Object> row = rowAfterOneAttempt(new MockResponse.Builder().code(409).body(body).build());
+		assertThat(row).containsEntry("status", status)
+			.containsEntry("last_status_code", 409)
+			.containsEntry("last_error_code", errorCode);
+	}
+
+	@Test
+	void retriesA409WithAnEmptyBody() {
+		Map<String, Object> row = rowAfterOneAttempt(new MockResponse.Builder().code(409).build());
+		assertThat(row).containsEntry("status", "PENDING").containsEntry("last_status_code", 409);
+	}
+
+}
