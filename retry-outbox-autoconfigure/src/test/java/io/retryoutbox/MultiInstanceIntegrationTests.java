@@ -10,7 +10,6 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 
 import io.retryoutbox.jdbc.PostgresWakeupListener;
 import io.retryoutbox.relay.OutboxRelay;
@@ -80,7 +79,7 @@ class MultiInstanceIntegrationTests {
 
 	@Test
 	void threeInstancesDeliverEveryMessageInPerKeyOrderDespiteTransientFaults() {
-		withInstances(List.of(runner(), runner(), runner()), (instances) -> {
+		OutboxContexts.withInstances(List.of(runner(), runner(), runner()), (instances) -> {
 			for (int n = 0; n < PER_KEY; n++) {
 				ConfigurableApplicationContext instance = instances.get(n % instances.size());
 				int sequence = n;
@@ -114,7 +113,7 @@ class MultiInstanceIntegrationTests {
 
 	@Test
 	void anEnqueueOnOneInstanceWakesTheRelayOfAnotherRightAfterCommit() {
-		withInstances(List.of(runner().withPropertyValues("retry-outbox.relay.poll-interval=1h"),
+		OutboxContexts.withInstances(List.of(runner().withPropertyValues("retry-outbox.relay.poll-interval=1h"),
 				runner().withPropertyValues("retry-outbox.relay.enabled=false")), (instances) -> {
 			ConfigurableApplicationContext relay = instances.get(0);
 			ConfigurableApplicationContext enqueueOnly = instances.get(1);
@@ -126,27 +125,6 @@ class MultiInstanceIntegrationTests {
 			// The relay polls hourly and was not woken locally: only the notification can deliver this.
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> "DELIVERED".equals(OutboxContexts.row(relay, id).get("status")));
-		});
-	}
-
-	/**
-	 * Runs {@code body} while one context per runner is up.
-	 */
-	private static void withInstances(List<ApplicationContextRunner> runners,
-			Consumer<List<ConfigurableApplicationContext>> body) {
-		startAll(runners, new ArrayList<>(), body);
-	}
-
-	private static void startAll(List<ApplicationContextRunner> runners, List<ConfigurableApplicationContext> started,
-			Consumer<List<ConfigurableApplicationContext>> body) {
-		if (started.size() == runners.size()) {
-			body.accept(started);
-			return;
-		}
-		runners.get(started.size()).run((context) -> {
-			assertThat(context).hasNotFailed();
-			started.add(context.getSourceApplicationContext());
-			startAll(runners, started, body);
 		});
 	}
 

@@ -1,7 +1,10 @@
 package io.retryoutbox.testsupport;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 import javax.sql.DataSource;
 
@@ -14,9 +17,12 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
 import org.springframework.context.ApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Builds application contexts with the starter on a real PostgreSQL database, the way an
@@ -39,6 +45,30 @@ public final class OutboxContexts {
 					WebClientAutoConfiguration.class, RetryOutboxAutoConfiguration.class))
 			.withPropertyValues("spring.datasource.url=" + jdbcUrl, "spring.datasource.hikari.maximum-pool-size=4",
 					"retry-outbox.relay.poll-interval=100ms");
+	}
+
+	/**
+	 * Runs {@code body} while one context per runner is up, as separate instances of an
+	 * application on the same database.
+	 * @param runners the runners, one per instance
+	 * @param body what to do with the started contexts, in the order of the runners
+	 */
+	public static void withInstances(List<ApplicationContextRunner> runners,
+			Consumer<List<ConfigurableApplicationContext>> body) {
+		startAll(runners, new ArrayList<>(), body);
+	}
+
+	private static void startAll(List<ApplicationContextRunner> runners, List<ConfigurableApplicationContext> started,
+			Consumer<List<ConfigurableApplicationContext>> body) {
+		if (started.size() == runners.size()) {
+			body.accept(started);
+			return;
+		}
+		runners.get(started.size()).run((context) -> {
+			assertThat(context).hasNotFailed();
+			started.add(context.getSourceApplicationContext());
+			startAll(runners, started, body);
+		});
 	}
 
 	/**

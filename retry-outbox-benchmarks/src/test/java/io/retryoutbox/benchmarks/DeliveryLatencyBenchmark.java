@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
@@ -85,7 +84,7 @@ class DeliveryLatencyBenchmark {
 
 	@Test
 	void commitToFirstAttemptLatencyOnTheLocalAndOnAnotherInstance() {
-		withInstances(List.of(runner(), runner().withPropertyValues("retry-outbox.relay.enabled=false")),
+		OutboxContexts.withInstances(List.of(runner(), runner().withPropertyValues("retry-outbox.relay.enabled=false")),
 				(instances) -> {
 					ConfigurableApplicationContext relay = instances.get(0);
 					ConfigurableApplicationContext enqueueOnly = instances.get(1);
@@ -204,7 +203,7 @@ class DeliveryLatencyBenchmark {
 			runners.add(runner().withPropertyValues("retry-outbox.relay.concurrency=8",
 					"retry-outbox.relay.batch-size=8", "retry-outbox.relay.start-delay=2s"));
 		}
-		withInstances(runners, (instances) -> {
+		OutboxContexts.withInstances(runners, (instances) -> {
 			await().atMost(Duration.ofSeconds(30)).until(() -> arrivalsWith(prefix) > 0);
 			long started = System.nanoTime();
 			int first = arrivalsWith(prefix);
@@ -217,23 +216,6 @@ class DeliveryLatencyBenchmark {
 
 	private int arrivalsWith(String prefix) {
 		return (int) this.arrivals.keySet().stream().filter((path) -> path.startsWith(prefix)).count();
-	}
-
-	private static void withInstances(List<ApplicationContextRunner> runners,
-			Consumer<List<ConfigurableApplicationContext>> body) {
-		startAll(runners, new ArrayList<>(), body);
-	}
-
-	private static void startAll(List<ApplicationContextRunner> runners, List<ConfigurableApplicationContext> started,
-			Consumer<List<ConfigurableApplicationContext>> body) {
-		if (started.size() == runners.size()) {
-			body.accept(started);
-			return;
-		}
-		runners.get(started.size()).run((context) -> {
-			started.add(context.getSourceApplicationContext());
-			startAll(runners, started, body);
-		});
 	}
 
 	private static double percentile(double[] values, int percentile) {
