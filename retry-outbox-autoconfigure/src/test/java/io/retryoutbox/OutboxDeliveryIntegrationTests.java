@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -67,7 +68,7 @@ class OutboxDeliveryIntegrationTests {
 
 	private static OutboxRequest charge(String orderId) {
 		return OutboxRequest.post("payments", "/charges?source=test")
-			.jsonBody(Map.of("orderId", orderId, "amount", 42))
+			.jsonBody(new TreeMap<>(Map.of("orderId", orderId, "amount", 42)))
 			.header("X-Tenant", "acme")
 			.orderingKey(orderId)
 			.build();
