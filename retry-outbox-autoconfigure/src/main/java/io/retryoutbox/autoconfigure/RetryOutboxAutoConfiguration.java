@@ -11,9 +11,11 @@ import io.netty.channel.ChannelOption;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.jdbc.JdbcOutbox;
+import io.retryoutbox.jdbc.JdbcOutboxAdmin;
 import io.retryoutbox.jdbc.JdbcOutboxStore;
 import io.retryoutbox.jdbc.OutboxSchemaInitializer;
 import io.retryoutbox.jdbc.OutboxTables;
+import io.retryoutbox.relay.AttemptObserver;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.RelayDestination;
 import io.retryoutbox.retry.DefaultRetryPolicy;
@@ -63,8 +65,20 @@ public final class RetryOutboxAutoConfiguration {
 			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<OutboxSchemaInitializer> schemaInitializer) {
 		// Created first, so the table exists before anything can use the store.
 		schemaInitializer.getIfAvailable();
+		RetryOutboxProperties.AttemptLog attemptLog = properties.getAttemptLog();
 		return new JdbcOutboxStore(dataSource, OutboxTables.in(properties.getJdbc().getSchema()),
-				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper));
+				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper),
+				new JdbcOutboxStore.AttemptLog(attemptLog.isEnabled(),
+						(int) attemptLog.getResponseSnippetSize().toBytes()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	JdbcOutboxAdmin retryOutboxAdmin(DataSource dataSource, RetryOutboxProperties properties,
+			ObjectProvider<JsonMapper> jsonMapper, JdbcOutboxStore store) {
+		return new JdbcOutboxAdmin(dataSource, OutboxTables.in(properties.getJdbc().getSchema()),
+				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper),
+				properties.getAttemptLog().isEnabled());
 	}
 
 	@Bean
@@ -120,12 +134,14 @@ public final class RetryOutboxAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		OutboxRelay retryOutboxRelay(JdbcOutboxStore store, RetryPolicy retryPolicy,
-				RetryOutboxProperties properties, ObjectProvider<WebClient.Builder> webClientBuilder) {
+				RetryOutboxProperties properties, ObjectProvider<WebClient.Builder> webClientBuilder,
+				ObjectProvider<AttemptObserver> attemptObservers) {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout());
 			return new OutboxRelay(store, retryPolicy, relayWebClient(webClientBuilder), destinations(properties),
-					properties.getIdempotencyKeyHeader(), settings);
+					properties.getIdempotencyKeyHeader(), settings,
+					AttemptObserver.of(attemptObservers.orderedStream().toList()));
 		}
 
 		/**

@@ -6,8 +6,9 @@ import org.jspecify.annotations.Nullable;
  * The qualified names of the outbox tables.
  *
  * @param message the message table, e.g. {@code "outbox".retry_outbox_message}
+ * @param attempt the attempt log table, e.g. {@code "outbox".retry_outbox_attempt}
  */
-public record OutboxTables(String message) {
+public record OutboxTables(String message, String attempt) {
 
 	/**
 	 * Names the tables in a schema.
@@ -16,7 +17,7 @@ public record OutboxTables(String message) {
 	 */
 	public static OutboxTables in(@Nullable String schema) {
 		String prefix = (schema != null && !schema.isBlank()) ? quote(schema) + "." : "";
-		return new OutboxTables(prefix + "retry_outbox_message");
+		return new OutboxTables(prefix + "retry_outbox_message", prefix + "retry_outbox_attempt");
 	}
 
 	private static String quote(String identifier) {

@@ -1,6 +1,7 @@
 package io.retryoutbox.relay;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeoutException;
 
@@ -48,15 +49,18 @@ final class DecisionRecorder {
 		if (decision instanceof RetryDecision.Delivered) {
 			return new Completion(message.id(), "DELIVERED", null, statusCode, null, null, null);
 		}
+		byte[] errorBody = (outcome instanceof DeliveryOutcome.Response response) ? response.body() : null;
 		if (decision instanceof RetryDecision.Retry retry) {
+			Duration delay = Duration.between(Instant.now(), retry.nextAttemptAt());
 			return new Completion(message.id(), "PENDING", retry.nextAttemptAt(), statusCode, retry.errorCode(), error,
-					null);
+					null, null, null, delay.isNegative() ? Duration.ZERO : delay, retry.delayReason().name(),
+					errorBody);
 		}
 		RetryDecision.Dead dead = (RetryDecision.Dead) decision;
 		logger.warn("Outbox message " + message.id() + " to '" + message.destination() + "' is dead: "
 				+ dead.reason() + " (" + dead.detail() + ")");
 		return new Completion(message.id(), "DEAD", null, statusCode, dead.errorCode(), dead.detail(),
-				dead.reason().name());
+				dead.reason().name(), null, null, null, null, errorBody);
 	}
 
 	private static @Nullable String describe(DeliveryOutcome outcome) {

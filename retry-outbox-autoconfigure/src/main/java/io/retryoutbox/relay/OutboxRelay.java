@@ -2,6 +2,7 @@ package io.retryoutbox.relay;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -10,6 +11,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -22,6 +24,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
@@ -46,6 +49,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private final Settings settings;
 
+	private final AttemptObserver observer;
+
 	private final String owner = ManagementFactory.getRuntimeMXBean().getName() + "/"
 			+ UUID.randomUUID().toString().substring(0, 8);
 
@@ -56,6 +61,10 @@ public final class OutboxRelay implements SmartLifecycle {
 	private volatile @Nullable ScheduledExecutorService executor;
 
 	private volatile long lastRecovery;
+
+	private volatile @Nullable ScheduledFuture<?> polling;
+
+	private volatile @Nullable RuntimeException lastPollError;
 
 	/**
 	 * Creates a relay.
@@ -68,10 +77,47 @@ public final class OutboxRelay implements SmartLifecycle {
 	 */
 	public OutboxRelay(JdbcOutboxStore store, RetryPolicy policy, WebClient webClient,
 			Map<String, RelayDestination> destinations, String idempotencyKeyHeader, Settings settings) {
+		this(store, policy, webClient, destinations, idempotencyKeyHeader, settings, AttemptObserver.NONE);
+	}
+
+	/**
+	 * Creates a relay whose attempts are watched.
+	 * @param store where messages are claimed and completed
+	 * @param policy decides the fate of each attempt
+	 * @param webClient sends the requests; it must not retry by itself
+	 * @param destinations the destinations by name
+	 * @param idempotencyKeyHeader the header that carries each message's idempotency key
+	 * @param settings how the relay claims and paces its work
+	 * @param observer watches each attempt, e.g. for metrics and traces
+	 */
+	public OutboxRelay(JdbcOutboxStore store, RetryPolicy policy, WebClient webClient,
+			Map<String, RelayDestination> destinations, String idempotencyKeyHeader, Settings settings,
+			AttemptObserver observer) {
 		this.store = store;
 		this.dispatcher = new HttpDispatcher(webClient, destinations, idempotencyKeyHeader);
 		this.recorder = new DecisionRecorder(policy);
 		this.settings = settings;
+		this.observer = observer;
+	}
+
+	/**
+	 * Whether the relay is polling, was stopped, or stopped polling unexpectedly.
+	 * @return the state
+	 */
+	public State getState() {
+		ScheduledFuture<?> polling = this.polling;
+		if (!this.running) {
+			return State.STOPPED;
+		}
+		return (polling != null && polling.isDone()) ? State.FAILED : State.RUNNING;
+	}
+
+	/**
+	 * The failure of the last poll, cleared by the next poll that succeeds.
+	 * @return the failure, or {@code null} if the last poll succeeded
+	 */
+	public @Nullable RuntimeException getLastPollError() {
+		return this.lastPollError;
 	}
 
 	/**
@@ -107,7 +153,7 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.executor = executor;
 		this.running = true;
 		long interval = this.settings.pollInterval().toMillis();
-		executor.scheduleWithFixedDelay(this::poll, 0, interval, TimeUnit.MILLISECONDS);
+		this.polling = executor.scheduleWithFixedDelay(this::poll, 0, interval, TimeUnit.MILLISECONDS);
 	}
 
 	@Override
@@ -157,8 +203,10 @@ public final class OutboxRelay implements SmartLifecycle {
 		try {
 			recoverExpiredLeases();
 			drain();
+			this.lastPollError = null;
 		}
 		catch (RuntimeException ex) {
+			this.lastPollError = ex;
 			logger.warn("Outbox relay poll failed; retrying in " + this.settings.pollInterval(), ex);
 		}
 	}
@@ -190,9 +238,9 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private void deliver(List<ClaimedMessage> batch) {
 		List<Completion> completed = Collections.synchronizedList(new ArrayList<>(batch.size()));
+		AttemptObserver observer = this.observer.forBatch(batch);
 		CompletableFuture<Void> sending = Flux.fromIterable(batch)
-			.flatMap((message) -> this.dispatcher.send(message).map((outcome) -> this.recorder.record(message, outcome)),
-					this.settings.concurrency())
+			.flatMap((message) -> observer.observe(message, attempt(message)), this.settings.concurrency())
 			.doOnNext(completed::add)
 			.then()
 			.toFuture();
@@ -211,6 +259,32 @@ public final class OutboxRelay implements SmartLifecycle {
 			outcomes = new ArrayList<>(completed);
 		}
 		this.store.complete(this.owner, outcomes);
+	}
+
+	private Mono<Completion> attempt(ClaimedMessage message) {
+		return Mono.defer(() -> {
+			Instant startedAt = Instant.now();
+			long start = System.nanoTime();
+			return this.dispatcher.send(message)
+				.map((outcome) -> this.recorder.record(message, outcome)
+					.timed(startedAt, Duration.ofNanos(System.nanoTime() - start)));
+		});
+	}
+
+	/**
+	 * What the relay is doing.
+	 */
+	public enum State {
+
+		/** Polling for due messages. */
+		RUNNING,
+
+		/** Not started, or stopped with the application. */
+		STOPPED,
+
+		/** Stopped polling although nobody stopped it. */
+		FAILED
+
 	}
 
 	/**
