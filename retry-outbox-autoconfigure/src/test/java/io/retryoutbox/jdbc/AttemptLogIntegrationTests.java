@@ -48,7 +48,7 @@ class AttemptLogIntegrationTests {
 		return OutboxContexts.runner(this.jdbcUrl)
 			.withPropertyValues(
 					"retry-outbox.destinations.payments.base-url=http://localhost:" + this.server.getPort() + "/api",
-					"retry-outbox.destinations.payments.timeout=2s", "retry-outbox.retry.delay=50ms",
+					"retry-outbox.destinations.payments.timeout=10s", "retry-outbox.retry.delay=50ms",
 					"retry-outbox.retry.jitter=0");
 	}
 
