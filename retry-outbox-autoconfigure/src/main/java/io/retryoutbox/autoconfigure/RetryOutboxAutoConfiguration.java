@@ -10,6 +10,7 @@ import javax.sql.DataSource;
 import io.netty.channel.ChannelOption;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.RetryPolicy;
+import io.retryoutbox.jdbc.EnqueueObserver;
 import io.retryoutbox.jdbc.JdbcOutbox;
 import io.retryoutbox.jdbc.JdbcOutboxAdmin;
 import io.retryoutbox.jdbc.JdbcOutboxStore;
@@ -96,13 +97,14 @@ public final class RetryOutboxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	Outbox outbox(JdbcOutboxStore store, RetryOutboxProperties properties, ObjectProvider<JsonMapper> jsonMapper,
-			ObjectProvider<OutboxRelay> relay) {
+			ObjectProvider<OutboxRelay> relay, ObjectProvider<EnqueueObserver> enqueueObservers) {
 		JdbcOutbox.Settings settings = new JdbcOutbox.Settings(destinations(properties).keySet(),
 				properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(),
 				properties.isRequireTransaction());
 		return new JdbcOutbox(store, settings,
 				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper),
-				() -> relay.ifAvailable(OutboxRelay::wakeUp));
+				() -> relay.ifAvailable(OutboxRelay::wakeUp),
+				EnqueueObserver.of(enqueueObservers.orderedStream().toList()));
 	}
 
 	static Map<String, RelayDestination> destinations(RetryOutboxProperties properties) {

@@ -26,8 +26,9 @@ public final class JdbcOutboxStore {
 	};
 
 	private static final String INSERT = """
-			INSERT INTO %s (id, destination, method, path, headers, body, content_type, ordering_key, idempotency_key)
-			VALUES (?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?)
+			INSERT INTO %s (id, destination, method, path, headers, body, content_type, ordering_key, idempotency_key,
+				trace_parent, trace_state)
+			VALUES (?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?)
 			""";
 
 	private static final String CLAIM = """
@@ -132,7 +133,8 @@ public final class JdbcOutboxStore {
 	public void insert(NewMessage message) {
 		this.jdbc.sql(this.insert)
 			.params(message.id(), message.destination(), message.method(), message.path(), message.headersJson(),
-					message.body(), message.contentType(), message.orderingKey(), message.idempotencyKey())
+					message.body(), message.contentType(), message.orderingKey(), message.idempotencyKey(),
+					message.traceParent(), message.traceState())
 			.update();
 	}
 
