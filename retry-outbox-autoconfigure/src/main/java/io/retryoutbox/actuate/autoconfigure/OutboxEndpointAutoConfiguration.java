@@ -22,12 +22,14 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = RetryOutboxAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnBean(JdbcOutboxAdmin.class)
-@ConditionalOnAvailableEndpoint(OutboxEndpoint.class)
 @EnableConfigurationProperties(OutboxEndpointProperties.class)
 public final class OutboxEndpointAutoConfiguration {
 
+	// On the method, not the class: its condition class is only there with actuator, which the
+	// class-level condition checks first.
 	@Bean
 	@ConditionalOnMissingBean
+	@ConditionalOnAvailableEndpoint(OutboxEndpoint.class)
 	OutboxEndpoint outboxEndpoint(JdbcOutboxAdmin admin, OutboxEndpointProperties properties,
 			ObjectProvider<OutboxRelay> relay) {
 		return new OutboxEndpoint(admin, properties.getShowValues(), properties.getRoles(),

@@ -24,12 +24,14 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = RetryOutboxAutoConfiguration.class)
 @ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
 @ConditionalOnBean(JdbcOutboxAdmin.class)
-@ConditionalOnEnabledHealthIndicator("retryoutbox")
 @EnableConfigurationProperties(OutboxHealthProperties.class)
 public final class OutboxHealthContributorAutoConfiguration {
 
+	// On the method, not the class: its condition class is only there with spring-boot-health,
+	// which the class-level condition checks first.
 	@Bean
 	@ConditionalOnMissingBean(name = "retryOutboxHealthIndicator")
+	@ConditionalOnEnabledHealthIndicator("retryoutbox")
 	OutboxHealthIndicator retryOutboxHealthIndicator(JdbcOutboxAdmin admin, OutboxHealthProperties properties,
 			ObjectProvider<OutboxRelay> relay) {
 		return new OutboxHealthIndicator(admin, relay.getIfAvailable(), new OutboxHealthIndicator.Thresholds(
