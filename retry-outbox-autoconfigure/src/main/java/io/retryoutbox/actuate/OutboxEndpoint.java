@@ -104,7 +104,8 @@ public class OutboxEndpoint {
 		Map<String, Map<String, Long>> destinations = this.admin.countsByDestination();
 		Map<String, Long> statuses = new TreeMap<>();
 		JdbcOutboxAdmin.STATUSES.forEach((status) -> statuses.put(status, 0L));
-		destinations.values().forEach((counts) -> counts.forEach((status, count) -> statuses.merge(status, count, Long::sum)));
+		destinations.values()
+			.forEach((counts) -> counts.forEach((status, count) -> statuses.merge(status, count, Long::sum)));
 		return new OutboxSummary(statuses, destinations, seconds(stats.oldestPendingAge()), seconds(stats.lag()),
 				stats.parkedKeys(), this.admin.parkedKeys(PARKED_KEYS_SHOWN));
 	}

@@ -61,7 +61,6 @@ public final class JdbcOutbox implements Outbox {
 	 */
 	public JdbcOutbox(JdbcOutboxStore store, Settings settings, JsonMapper jsonMapper, Runnable afterCommit,
 			EnqueueObserver observer) {
-		this.observer = observer;
 		this.store = store;
 		this.validator = new RequestValidator(settings.destinations(), settings.maxBodySize());
 		this.jsonMapper = jsonMapper;
@@ -69,6 +68,7 @@ public final class JdbcOutbox implements Outbox {
 		this.requireTransaction = settings.requireTransaction();
 		this.afterCommit = afterCommit;
 		this.clock = Clock.systemUTC();
+		this.observer = observer;
 	}
 
 	@Override

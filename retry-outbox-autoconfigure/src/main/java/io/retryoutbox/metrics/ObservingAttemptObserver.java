@@ -11,6 +11,8 @@ import io.retryoutbox.jdbc.ClaimedMessage;
 import io.retryoutbox.jdbc.Completion;
 import io.retryoutbox.jdbc.JdbcTraceContexts;
 import io.retryoutbox.relay.AttemptObserver;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -22,6 +24,8 @@ import reactor.core.publisher.Mono;
  * parent of the attempt.
  */
 public final class ObservingAttemptObserver implements AttemptObserver {
+
+	private static final Log logger = LogFactory.getLog(ObservingAttemptObserver.class);
 
 	private final ObservationRegistry registry;
 
@@ -57,9 +61,16 @@ public final class ObservingAttemptObserver implements AttemptObserver {
 		if (this.traceContexts == null || this.registry.isNoop()) {
 			return this;
 		}
-		Map<UUID, Map<String, String>> found = this.traceContexts
-			.find(batch.stream().map(ClaimedMessage::id).toList());
-		return new ObservingAttemptObserver(this.registry, this.convention, this.traceContexts, found);
+		try {
+			Map<UUID, Map<String, String>> found = this.traceContexts
+				.find(batch.stream().map(ClaimedMessage::id).toList());
+			return new ObservingAttemptObserver(this.registry, this.convention, this.traceContexts, found);
+		}
+		catch (RuntimeException ex) {
+			// A lost parent costs a broken trace; failing here would hold up the whole batch.
+			logger.debug("Could not read the stored trace contexts; the attempts start new traces", ex);
+			return this;
+		}
 	}
 
 	@Override

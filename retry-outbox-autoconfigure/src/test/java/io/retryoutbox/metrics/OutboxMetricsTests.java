@@ -99,7 +99,13 @@ class OutboxMetricsTests {
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
 			assertThat(registry.get("retry.outbox.enqueued").tag("destination", "payments").counter().count())
 				.isEqualTo(2);
-			assertThat(attempts(registry, "RETRY", "5xx").count()).isEqualTo(1);
+			// The 503 may have been answered more than once before the answer changed.
+			long retries = OutboxContexts.jdbc(context)
+				.sql("SELECT count(*) FROM retry_outbox_attempt WHERE outcome = 'RETRY' AND status_code = 503")
+				.query(Long.class)
+				.single();
+			assertThat(retries).isPositive();
+			assertThat(attempts(registry, "RETRY", "5xx").count()).isEqualTo(retries);
 			assertThat(attempts(registry, "DELIVERED", "2xx").count()).isEqualTo(1);
 			assertThat(attempts(registry, "DEAD", "4xx").count()).isEqualTo(1);
 			Timer latency = registry.get("retry.outbox.delivery.latency").tag("destination", "payments").timer();
@@ -110,7 +116,7 @@ class OutboxMetricsTests {
 				.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
 						+ "outcome=\"DELIVERED\",status_class=\"2xx\"} 1")
 				.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
-						+ "outcome=\"RETRY\",status_class=\"5xx\"} 1")
+						+ "outcome=\"RETRY\",status_class=\"5xx\"} " + retries)
 				.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
 						+ "outcome=\"DEAD\",status_class=\"4xx\"} 1")
 				.containsPattern("retry_outbox_delivery_latency_seconds_bucket\\{destination=\"payments\",le=\"[0-9.]+\"}")
