@@ -10,7 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.retryoutbox.jdbc.JdbcDeadLetters;
+import io.retryoutbox.jdbc.JdbcOutboxAdmin;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.Dispatcher;
@@ -123,7 +123,7 @@ class PerKeyOrderingIntegrationTests {
 			assertThat(status(context, second)).isEqualTo("PENDING");
 			assertThat(this.received).doesNotContain("/k/2");
 			this.statusByPath.remove("/k/1");
-			assertThat(context.getBean(JdbcDeadLetters.class).replay(first)).isTrue();
+			assertThat(context.getBean(JdbcOutboxAdmin.class).replay(first, "test")).isTrue();
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));
 			assertThat(status(context, first)).isEqualTo("DELIVERED");
 			assertThat(this.received.stream().filter((path) -> path.startsWith("/k/")))
@@ -139,7 +139,7 @@ class PerKeyOrderingIntegrationTests {
 			UUID second = send(context, "/k/2", "k");
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DEAD".equals(status(context, first)));
 			assertThat(status(context, second)).isEqualTo("PENDING");
-			assertThat(context.getBean(JdbcDeadLetters.class).discard(first)).isTrue();
+			assertThat(context.getBean(JdbcOutboxAdmin.class).discard(first)).isTrue();
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));
 			assertThat(this.received).containsExactly("/k/1", "/k/2");
 		});
@@ -156,7 +156,7 @@ class PerKeyOrderingIntegrationTests {
 			await().atMost(Duration.ofSeconds(20)).until(() -> this.received.contains("/k/2"));
 			assertThat(status(context, first)).isEqualTo("DEAD");
 			this.statusByPath.remove("/k/1");
-			assertThat(context.getBean(JdbcDeadLetters.class).replay(first)).isTrue();
+			assertThat(context.getBean(JdbcOutboxAdmin.class).replay(first, "test")).isTrue();
 			this.failuresLeft.get("/k/2").set(0);
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, third)));
 			List<String> keyed = this.received.stream().filter((path) -> !path.equals("/k/2")).toList();

@@ -11,13 +11,15 @@ import javax.sql.DataSource;
 import io.netty.channel.ChannelOption;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.RetryPolicy;
-import io.retryoutbox.jdbc.JdbcDeadLetters;
+import io.retryoutbox.jdbc.EnqueueObserver;
 import io.retryoutbox.jdbc.JdbcOutbox;
+import io.retryoutbox.jdbc.JdbcOutboxAdmin;
 import io.retryoutbox.jdbc.JdbcOutboxStore;
 import io.retryoutbox.jdbc.OutboxSchemaInitializer;
 import io.retryoutbox.jdbc.OutboxTables;
 import io.retryoutbox.jdbc.PostgresNotifier;
 import io.retryoutbox.jdbc.PostgresWakeupListener;
+import io.retryoutbox.relay.AttemptObserver;
 import io.retryoutbox.relay.OnDead;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.RelayDestination;
@@ -73,16 +75,20 @@ public final class RetryOutboxAutoConfiguration {
 			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<OutboxSchemaInitializer> schemaInitializer) {
 		// Created first, so the table exists before anything can use the store.
 		schemaInitializer.getIfAvailable();
+		RetryOutboxProperties.AttemptLog attemptLog = properties.getAttemptLog();
 		return new JdbcOutboxStore(dataSource, OutboxTables.in(properties.getJdbc().getSchema()),
-				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper));
+				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper),
+				new JdbcOutboxStore.AttemptLog(attemptLog.isEnabled(),
+						(int) attemptLog.getResponseSnippetSize().toBytes()));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	JdbcDeadLetters retryOutboxDeadLetters(DataSource dataSource, RetryOutboxProperties properties,
-			ObjectProvider<OutboxSchemaInitializer> schemaInitializer) {
-		schemaInitializer.getIfAvailable();
-		return new JdbcDeadLetters(dataSource, OutboxTables.in(properties.getJdbc().getSchema()));
+	JdbcOutboxAdmin retryOutboxAdmin(DataSource dataSource, RetryOutboxProperties properties,
+			ObjectProvider<JsonMapper> jsonMapper, JdbcOutboxStore store) {
+		return new JdbcOutboxAdmin(dataSource, OutboxTables.in(properties.getJdbc().getSchema()),
+				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), store,
+				properties.getAttemptLog().isEnabled());
 	}
 
 	@Bean
@@ -100,7 +106,8 @@ public final class RetryOutboxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	Outbox outbox(JdbcOutboxStore store, RetryOutboxProperties properties, ObjectProvider<JsonMapper> jsonMapper,
-			ObjectProvider<OutboxRelay> relay, ObjectProvider<PostgresNotifier> notifier) {
+			ObjectProvider<OutboxRelay> relay, ObjectProvider<PostgresNotifier> notifier,
+			ObjectProvider<EnqueueObserver> enqueueObservers) {
 		JdbcOutbox.Settings settings = new JdbcOutbox.Settings(destinations(properties).keySet(),
 				properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(),
 				properties.isRequireTransaction());
@@ -109,7 +116,7 @@ public final class RetryOutboxAutoConfiguration {
 				() -> {
 					relay.ifAvailable(OutboxRelay::wakeUp);
 					notifier.ifAvailable(PostgresNotifier::requestNotify);
-				});
+				}, EnqueueObserver.of(enqueueObservers.orderedStream().toList()));
 	}
 
 	static Map<String, RelayDestination> destinations(RetryOutboxProperties properties) {
@@ -165,12 +172,14 @@ public final class RetryOutboxAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		OutboxRelay retryOutboxRelay(JdbcOutboxStore store, RetryPolicy retryPolicy,
-				RetryOutboxProperties properties, ObjectProvider<WebClient.Builder> webClientBuilder) {
+				RetryOutboxProperties properties, ObjectProvider<WebClient.Builder> webClientBuilder,
+				ObjectProvider<AttemptObserver> attemptObservers) {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay());
 			return new OutboxRelay(store, retryPolicy, relayWebClient(webClientBuilder), destinations(properties),
-					properties.getIdempotencyKeyHeader(), settings);
+					properties.getIdempotencyKeyHeader(), settings,
+					AttemptObserver.of(attemptObservers.orderedStream().toList()));
 		}
 
 		/**

@@ -57,6 +57,8 @@ public class RetryOutboxProperties {
 
 	private final Ordering ordering = new Ordering();
 
+	private final AttemptLog attemptLog = new AttemptLog();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -147,6 +149,44 @@ public class RetryOutboxProperties {
 
 		public void setOnDead(@Nullable OnDead onDead) {
 			this.onDead = onDead;
+		}
+
+	}
+
+	public AttemptLog getAttemptLog() {
+		return this.attemptLog;
+	}
+
+	/**
+	 * Attempt log settings.
+	 */
+	public static class AttemptLog {
+
+		/**
+		 * Whether to log every attempt in the retry_outbox_attempt table.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Largest part of an error response body kept in the attempt log; secrets in it are
+		 * masked, and 2xx bodies are never kept.
+		 */
+		private DataSize responseSnippetSize = DataSize.ofKilobytes(1);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public DataSize getResponseSnippetSize() {
+			return this.responseSnippetSize;
+		}
+
+		public void setResponseSnippetSize(DataSize responseSnippetSize) {
+			this.responseSnippetSize = responseSnippetSize;
 		}
 
 	}

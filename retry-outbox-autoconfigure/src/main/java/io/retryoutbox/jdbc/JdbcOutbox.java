@@ -38,6 +38,8 @@ public final class JdbcOutbox implements Outbox {
 
 	private final Clock clock;
 
+	private final EnqueueObserver observer;
+
 	/**
 	 * Creates an outbox.
 	 * @param store where messages are written
@@ -46,6 +48,19 @@ public final class JdbcOutbox implements Outbox {
 	 * @param afterCommit run after a transaction that enqueued commits, e.g. to wake the relay
 	 */
 	public JdbcOutbox(JdbcOutboxStore store, Settings settings, JsonMapper jsonMapper, Runnable afterCommit) {
+		this(store, settings, jsonMapper, afterCommit, EnqueueObserver.NONE);
+	}
+
+	/**
+	 * Creates an outbox whose enqueues are watched.
+	 * @param store where messages are written
+	 * @param settings what requests are accepted and how they are keyed
+	 * @param jsonMapper serializes JSON bodies and headers
+	 * @param afterCommit run after a transaction that enqueued commits, e.g. to wake the relay
+	 * @param observer watches each enqueue, e.g. for metrics and to capture the trace context
+	 */
+	public JdbcOutbox(JdbcOutboxStore store, Settings settings, JsonMapper jsonMapper, Runnable afterCommit,
+			EnqueueObserver observer) {
 		this.store = store;
 		this.validator = new RequestValidator(settings.destinations(), settings.maxBodySize());
 		this.jsonMapper = jsonMapper;
@@ -53,6 +68,7 @@ public final class JdbcOutbox implements Outbox {
 		this.requireTransaction = settings.requireTransaction();
 		this.afterCommit = afterCommit;
 		this.clock = Clock.systemUTC();
+		this.observer = observer;
 	}
 
 	@Override
@@ -71,9 +87,11 @@ public final class JdbcOutbox implements Outbox {
 		UUID id = TimeOrderedUuid.next(this.clock);
 		Map<String, List<String>> headers = new LinkedHashMap<>(request.headers());
 		String idempotencyKey = idempotencyKey(headers, id);
-		this.store.insert(new NewMessage(id, request.destination(), request.method().name(),
-				RequestValidator.normalizePath(request.path()), this.jsonMapper.writeValueAsString(headers), body,
-				contentType(request.body()), request.orderingKey(), idempotencyKey));
+		String headersJson = this.jsonMapper.writeValueAsString(headers);
+		this.observer.observe(id, request, (trace) -> this.store.insert(new NewMessage(id, request.destination(),
+				request.method().name(), RequestValidator.normalizePath(request.path()), headersJson, body,
+				contentType(request.body()), request.orderingKey(), idempotencyKey,
+				trace.get(EnqueueObserver.TRACEPARENT), trace.get(EnqueueObserver.TRACESTATE))));
 		wakeAfterCommit(inTransaction);
 		return id;
 	}

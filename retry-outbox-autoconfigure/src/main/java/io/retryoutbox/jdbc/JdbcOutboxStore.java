@@ -31,8 +31,9 @@ public final class JdbcOutboxStore {
 	};
 
 	private static final String INSERT = """
-			INSERT INTO %s (id, destination, method, path, headers, body, content_type, ordering_key, idempotency_key)
-			VALUES (?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?)
+			INSERT INTO %s (id, destination, method, path, headers, body, content_type, ordering_key, idempotency_key,
+				trace_parent, trace_state)
+			VALUES (?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?)
 			""";
 
 	// The upsert holds the key's row lock until the enqueuing transaction ends, which is what
@@ -43,8 +44,8 @@ public final class JdbcOutboxStore {
 				ON CONFLICT (ordering_key) DO UPDATE SET unfinished = k.unfinished + 1
 				RETURNING k.unfinished)
 			INSERT INTO %1$s (id, destination, method, path, headers, body, content_type, ordering_key, idempotency_key,
-				is_head, holds_key)
-			SELECT ?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, k.unfinished = 1, true FROM k
+				trace_parent, trace_state, is_head, holds_key)
+			SELECT ?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, k.unfinished = 1, true FROM k
 			""";
 
 	static final String CLAIM = """
@@ -61,18 +62,38 @@ public final class JdbcOutboxStore {
 				m.ordering_key, m.idempotency_key, m.attempts, m.created_at
 			""";
 
+	/**
+	 * The new state of each row and, in the same statement, its attempt log row (unless the
+	 * log is off, the last parameter).
+	 */
 	private static final String COMPLETE = """
-			UPDATE %s m
-			SET status = v.status,
-				next_attempt_at = COALESCE(v.next_attempt_at::timestamptz, m.next_attempt_at),
-				last_status_code = v.status_code::integer, last_error_code = v.error_code,
-				last_error = left(v.error, 2000), dead_reason = v.dead_reason,
-				delivered_at = CASE WHEN v.status = 'DELIVERED' THEN now() END,
-				lease_owner = NULL, lease_until = NULL,
-				releasing = m.holds_key AND v.releases_key::boolean
-			FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-				AS v(id, status, next_attempt_at, status_code, error_code, error, dead_reason, releases_key)
-			WHERE m.id = v.id::uuid AND m.status = 'IN_FLIGHT' AND m.lease_owner = ?
+			WITH updated AS (
+				UPDATE %1$s m
+				SET status = v.status,
+					next_attempt_at = COALESCE(v.next_attempt_at::timestamptz, m.next_attempt_at),
+					last_status_code = v.status_code::integer, last_error_code = v.error_code,
+					last_error = left(v.error, 2000), dead_reason = v.dead_reason,
+					delivered_at = CASE WHEN v.status = 'DELIVERED' THEN now() END,
+					lease_owner = NULL, lease_until = NULL,
+					releasing = m.holds_key AND v.releases_key::boolean
+				FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
+						?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+					AS v(id, status, next_attempt_at, status_code, error_code, error, dead_reason, releases_key,
+						started_at, duration_ms, delay_ms, delay_reason, response_snippet)
+				WHERE m.id = v.id::uuid AND m.status = 'IN_FLIGHT' AND m.lease_owner = ?
+				RETURNING m.id, m.attempts, m.last_attempt_at, v.status, v.status_code, v.error_code, v.error,
+					v.started_at, v.duration_ms, v.delay_ms, v.delay_reason, v.response_snippet
+			), logged AS (
+				INSERT INTO %2$s (message_id, attempt, started_at, duration_ms, outcome, status_code, error_code,
+					error, response_snippet, delay_ms, delay_reason)
+				SELECT u.id, u.attempts, COALESCE(u.started_at::timestamptz, u.last_attempt_at, now()),
+					u.duration_ms::bigint, CASE u.status WHEN 'PENDING' THEN 'RETRY' ELSE u.status END,
+					u.status_code::integer, u.error_code, left(u.error, 2000), u.response_snippet,
+					u.delay_ms::bigint, u.delay_reason
+				FROM updated u
+				WHERE ?
+			)
+			SELECT count(*) FROM updated
 			""";
 
 	// SKIP LOCKED: a key locked by an enqueuing transaction is left for a later pass, so this
@@ -153,14 +174,28 @@ public final class JdbcOutboxStore {
 
 	private final String extendLeases;
 
+	private final AttemptLog attemptLog;
+
 	public JdbcOutboxStore(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper) {
+		this(dataSource, tables, jsonMapper, AttemptLog.DEFAULTS);
+	}
+
+	/**
+	 * Creates a store.
+	 * @param dataSource the database
+	 * @param tables the names of the outbox tables
+	 * @param jsonMapper reads and writes headers
+	 * @param attemptLog whether and how attempts are logged
+	 */
+	public JdbcOutboxStore(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper, AttemptLog attemptLog) {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.jsonMapper = jsonMapper;
 		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		this.attemptLog = attemptLog;
 		this.insert = INSERT.formatted(tables.message());
 		this.insertKeyed = INSERT_KEYED.formatted(tables.message(), tables.key());
 		this.claim = CLAIM.formatted(tables.message());
-		this.complete = COMPLETE.formatted(tables.message());
+		this.complete = COMPLETE.formatted(tables.message(), tables.attempt());
 		this.lockReleasableKeys = LOCK_RELEASABLE_KEYS.formatted(tables.message(), tables.key());
 		this.releaseKeys = RELEASE_KEYS.formatted(tables.message(), tables.key());
 		this.promote = PROMOTE.formatted(tables.message(), tables.key());
@@ -176,7 +211,8 @@ public final class JdbcOutboxStore {
 	public void insert(NewMessage message) {
 		List<Object> params = List.of(message.id(), message.destination(), message.method(), message.path(),
 				message.headersJson(), nullable(message.body()), nullable(message.contentType()),
-				nullable(message.orderingKey()), message.idempotencyKey());
+				nullable(message.orderingKey()), message.idempotencyKey(), nullable(message.traceParent()),
+				nullable(message.traceState()));
 		if (message.orderingKey() == null) {
 			this.jdbc.sql(this.insert).params(params).update();
 			return;
@@ -200,8 +236,8 @@ public final class JdbcOutboxStore {
 	}
 
 	/**
-	 * Writes the outcomes of a batch in one statement. A row whose lease was taken over by
-	 * another owner is left alone.
+	 * Writes the outcomes of a batch, and their attempt log rows, in one statement. A row whose
+	 * lease was taken over by another owner is left alone.
 	 * @param owner the relay instance that holds the leases
 	 * @param completions the outcomes
 	 * @return the number of rows written; fewer than completed when another relay took a lease
@@ -220,6 +256,11 @@ public final class JdbcOutboxStore {
 		String[] errors = new String[size];
 		String[] deadReasons = new String[size];
 		String[] releasesKey = new String[size];
+		String[] startedAts = new String[size];
+		String[] durations = new String[size];
+		String[] delays = new String[size];
+		String[] delayReasons = new String[size];
+		String[] snippets = new String[size];
 		for (int i = 0; i < size; i++) {
 			Completion completion = completions.get(i);
 			ids[i] = completion.id().toString();
@@ -230,10 +271,30 @@ public final class JdbcOutboxStore {
 			errors[i] = completion.error();
 			deadReasons[i] = completion.deadReason();
 			releasesKey[i] = Boolean.toString(completion.releasesKey());
+			startedAts[i] = (completion.startedAt() != null) ? completion.startedAt().toString() : null;
+			durations[i] = (completion.duration() != null) ? Long.toString(completion.duration().toMillis()) : null;
+			delays[i] = (completion.delay() != null) ? Long.toString(completion.delay().toMillis()) : null;
+			delayReasons[i] = completion.delayReason();
+			snippets[i] = snippet(completion);
 		}
 		return this.jdbc.sql(this.complete)
-			.params(ids, statuses, nextAttempts, statusCodes, errorCodes, errors, deadReasons, releasesKey, owner)
-			.update();
+			.params(ids, statuses, nextAttempts, statusCodes, errorCodes, errors, deadReasons, releasesKey, startedAts,
+					durations, delays, delayReasons, snippets, owner, this.attemptLog.enabled())
+			.query(Integer.class)
+			.single();
+	}
+
+	/**
+	 * The stored snippet of an error body: never of a 2xx response, masked, and cut to the
+	 * configured size.
+	 */
+	private @Nullable String snippet(Completion completion) {
+		Integer status = completion.statusCode();
+		byte[] body = completion.errorBody();
+		if (!this.attemptLog.enabled() || body == null || status == null || (status >= 200 && status < 300)) {
+			return null;
+		}
+		return SecretValues.snippet(body, this.attemptLog.responseSnippetSize());
 	}
 
 	/**
@@ -249,10 +310,19 @@ public final class JdbcOutboxStore {
 			}
 			String[] array = keys.toArray(String[]::new);
 			this.jdbc.sql(this.releaseKeys).param(array).update();
-			this.jdbc.sql(this.promote).params(array, array).update();
+			promoteNextHeads(array);
 			return keys.size();
 		});
 		return (released != null) ? released : 0;
+	}
+
+	/**
+	 * Lets the next message of each of these keys go, unless the key still has a head, and
+	 * forgets keys with nothing unfinished. Call it in the transaction that locked the keys.
+	 * @param keys the ordering keys that were released
+	 */
+	public void promoteNextHeads(String[] keys) {
+		this.jdbc.sql(this.promote).params(keys, keys).update();
 	}
 
 	private static Object nullable(@Nullable Object value) {
@@ -296,6 +366,21 @@ public final class JdbcOutboxStore {
 				rs.getBytes("body"), rs.getString("content_type"), rs.getString("ordering_key"),
 				rs.getString("idempotency_key"), rs.getInt("attempts"),
 				rs.getObject("created_at", OffsetDateTime.class).toInstant());
+	}
+
+	/**
+	 * Whether and how attempts are logged in the attempt log table.
+	 *
+	 * @param enabled whether each attempt is logged
+	 * @param responseSnippetSize the largest number of bytes kept of an error response body
+	 */
+	public record AttemptLog(boolean enabled, int responseSnippetSize) {
+
+		/**
+		 * Logging on, with 1KB response snippets.
+		 */
+		public static final AttemptLog DEFAULTS = new AttemptLog(true, 1024);
+
 	}
 
 }

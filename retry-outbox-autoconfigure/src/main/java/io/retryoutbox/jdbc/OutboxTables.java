@@ -7,8 +7,9 @@ import org.jspecify.annotations.Nullable;
  *
  * @param message the message table, e.g. {@code "outbox".retry_outbox_message}
  * @param key the table of ordering keys with unfinished messages
+ * @param attempt the attempt log table, e.g. {@code "outbox".retry_outbox_attempt}
  */
-public record OutboxTables(String message, String key) {
+public record OutboxTables(String message, String key, String attempt) {
 
 	/**
 	 * Names the tables in a schema.
@@ -17,7 +18,8 @@ public record OutboxTables(String message, String key) {
 	 */
 	public static OutboxTables in(@Nullable String schema) {
 		String prefix = (schema != null && !schema.isBlank()) ? quote(schema) + "." : "";
-		return new OutboxTables(prefix + "retry_outbox_message", prefix + "retry_outbox_key");
+		return new OutboxTables(prefix + "retry_outbox_message", prefix + "retry_outbox_key",
+				prefix + "retry_outbox_attempt");
 	}
 
 	private static String quote(String identifier) {

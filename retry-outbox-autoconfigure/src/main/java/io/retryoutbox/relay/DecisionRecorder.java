@@ -1,6 +1,7 @@
 package io.retryoutbox.relay;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
@@ -53,16 +54,19 @@ final class DecisionRecorder {
 		if (decision instanceof RetryDecision.Delivered) {
 			return new Completion(message.id(), "DELIVERED", null, statusCode, null, null, null, true);
 		}
+		byte[] errorBody = (outcome instanceof DeliveryOutcome.Response response) ? response.body() : null;
 		if (decision instanceof RetryDecision.Retry retry) {
+			Duration delay = Duration.between(Instant.now(), retry.nextAttemptAt());
 			return new Completion(message.id(), "PENDING", retry.nextAttemptAt(), statusCode, retry.errorCode(), error,
-					null, false);
+					null, false, null, null, delay.isNegative() ? Duration.ZERO : delay, retry.delayReason().name(),
+					errorBody);
 		}
 		RetryDecision.Dead dead = (RetryDecision.Dead) decision;
 		logger.warn("Outbox message " + message.id() + " to '" + message.destination() + "' is dead: "
 				+ dead.reason() + " (" + dead.detail() + ")");
 		boolean skip = this.onDead.getOrDefault(message.destination(), OnDead.SKIP) == OnDead.SKIP;
 		return new Completion(message.id(), "DEAD", null, statusCode, dead.errorCode(), dead.detail(),
-				dead.reason().name(), skip);
+				dead.reason().name(), skip, null, null, null, null, errorBody);
 	}
 
 	private static @Nullable String describe(DeliveryOutcome outcome) {

@@ -2,6 +2,7 @@ package io.retryoutbox.relay;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -12,6 +13,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +28,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
+import reactor.core.publisher.Mono;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
@@ -52,6 +55,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private final Settings settings;
 
+	private final AttemptObserver observer;
+
 	private final String owner = ManagementFactory.getRuntimeMXBean().getName() + "/"
 			+ UUID.randomUUID().toString().substring(0, 8);
 
@@ -75,6 +80,10 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private volatile long lastRecovery;
 
+	private volatile @Nullable ScheduledFuture<?> polling;
+
+	private volatile @Nullable RuntimeException lastPollError;
+
 	/**
 	 * Creates a relay.
 	 * @param store where messages are claimed and completed
@@ -86,6 +95,23 @@ public final class OutboxRelay implements SmartLifecycle {
 	 */
 	public OutboxRelay(JdbcOutboxStore store, RetryPolicy policy, WebClient webClient,
 			Map<String, RelayDestination> destinations, String idempotencyKeyHeader, Settings settings) {
+		this(store, policy, webClient, destinations, idempotencyKeyHeader, settings, AttemptObserver.NONE);
+	}
+
+	/**
+	 * Creates a relay whose attempts are watched.
+	 * @param store where messages are claimed and completed
+	 * @param policy decides the fate of each attempt
+	 * @param webClient sends the requests; it must not retry by itself
+	 * @param destinations the destinations by name
+	 * @param idempotencyKeyHeader the header that carries each message's idempotency key
+	 * @param settings how the relay claims and paces its work
+	 * @param observer watches each attempt, e.g. for metrics and traces
+	 */
+	public OutboxRelay(JdbcOutboxStore store, RetryPolicy policy, WebClient webClient,
+			Map<String, RelayDestination> destinations, String idempotencyKeyHeader, Settings settings,
+			AttemptObserver observer) {
+		this.observer = observer;
 		this.store = store;
 		this.dispatcher = new HttpDispatcher(webClient, destinations, idempotencyKeyHeader);
 		Map<String, OnDead> onDead = new HashMap<>();
@@ -101,6 +127,26 @@ public final class OutboxRelay implements SmartLifecycle {
 	 */
 	public String getOwner() {
 		return this.owner;
+	}
+
+	/**
+	 * Whether the relay is polling, was stopped, or stopped polling unexpectedly.
+	 * @return the state
+	 */
+	public State getState() {
+		ScheduledFuture<?> polling = this.polling;
+		if (!this.running) {
+			return State.STOPPED;
+		}
+		return (polling != null && polling.isDone()) ? State.FAILED : State.RUNNING;
+	}
+
+	/**
+	 * The failure of the last poll, cleared by the next poll that succeeds.
+	 * @return the failure, or {@code null} if the last poll succeeded
+	 */
+	public @Nullable RuntimeException getLastPollError() {
+		return this.lastPollError;
 	}
 
 	/**
@@ -132,7 +178,7 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.executor = executor;
 		this.leaseKeeper = leaseKeeper;
 		this.running = true;
-		executor.scheduleWithFixedDelay(this::poll, this.settings.startDelay().toMillis(),
+		this.polling = executor.scheduleWithFixedDelay(this::poll, this.settings.startDelay().toMillis(),
 				this.settings.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
 		long extendEvery = Math.max(1, this.settings.leaseTimeout().toMillis() / 3);
 		leaseKeeper.scheduleWithFixedDelay(this::extendLeases, extendEvery, extendEvery, TimeUnit.MILLISECONDS);
@@ -215,11 +261,13 @@ public final class OutboxRelay implements SmartLifecycle {
 			recoverExpiredLeases();
 			moreWork |= this.store.releaseKeys() > 0;
 			moreWork |= claimAndSend();
+			this.lastPollError = null;
 			if (moreWork) {
 				wakeUp();
 			}
 		}
 		catch (RuntimeException ex) {
+			this.lastPollError = ex;
 			logger.warn("Outbox relay poll failed; retrying in " + this.settings.pollInterval(), ex);
 		}
 	}
@@ -273,14 +321,24 @@ public final class OutboxRelay implements SmartLifecycle {
 			return false;
 		}
 		List<ClaimedMessage> batch = this.store.claim(this.owner, free, this.settings.leaseTimeout());
+		AttemptObserver observer = batch.isEmpty() ? this.observer : this.observer.forBatch(batch);
 		for (ClaimedMessage message : batch) {
 			this.slots.acquireUninterruptibly();
 			this.held.add(message.id());
-			this.sending.add(this.dispatcher.send(message)
-				.map((outcome) -> this.recorder.record(message, outcome))
+			this.sending.add(observer.observe(message, attempt(message))
 				.subscribe(this::completed, (ex) -> failed(message, ex)));
 		}
 		return batch.size() == free && free == this.settings.batchSize();
+	}
+
+	private Mono<Completion> attempt(ClaimedMessage message) {
+		return Mono.defer(() -> {
+			Instant startedAt = Instant.now();
+			long start = System.nanoTime();
+			return this.dispatcher.send(message)
+				.map((outcome) -> this.recorder.record(message, outcome)
+					.timed(startedAt, Duration.ofNanos(System.nanoTime() - start)));
+		});
 	}
 
 	private void completed(Completion completion) {
@@ -294,6 +352,22 @@ public final class OutboxRelay implements SmartLifecycle {
 		logger.error("Unexpected failure while sending outbox message " + message.id(), ex);
 		this.held.remove(message.id());
 		this.slots.release();
+	}
+
+	/**
+	 * What the relay is doing.
+	 */
+	public enum State {
+
+		/** Polling for due messages. */
+		RUNNING,
+
+		/** Not started, or stopped with the application. */
+		STOPPED,
+
+		/** Stopped polling although nobody stopped it. */
+		FAILED
+
 	}
 
 	/**

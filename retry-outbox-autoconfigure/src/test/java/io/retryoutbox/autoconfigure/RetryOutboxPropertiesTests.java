@@ -1,5 +1,6 @@
 package io.retryoutbox.autoconfigure;
 
+import io.retryoutbox.jdbc.JdbcOutboxStore;
 import io.retryoutbox.retry.RetrySettings;
 import org.junit.jupiter.api.Test;
 
@@ -13,6 +14,13 @@ class RetryOutboxPropertiesTests {
 	@Test
 	void retryDefaultsAreConsistentWithThePolicyDefaults() {
 		assertThat(new RetryOutboxProperties().getRetry().toSettings()).isEqualTo(RetrySettings.DEFAULTS);
+	}
+
+	@Test
+	void attemptLogDefaultsAreConsistentWithTheStoreDefaults() {
+		RetryOutboxProperties.AttemptLog attemptLog = new RetryOutboxProperties().getAttemptLog();
+		assertThat(new JdbcOutboxStore.AttemptLog(attemptLog.isEnabled(),
+				(int) attemptLog.getResponseSnippetSize().toBytes())).isEqualTo(JdbcOutboxStore.AttemptLog.DEFAULTS);
 	}
 
 	@Test

@@ -1,0 +1,323 @@
+package io.retryoutbox.actuate;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+
+import io.retryoutbox.jdbc.JdbcOutboxAdmin;
+import io.retryoutbox.jdbc.JdbcOutboxAdmin.BulkResult;
+import io.retryoutbox.jdbc.MessageFilter;
+import io.retryoutbox.jdbc.OutboxStats;
+import io.retryoutbox.jdbc.SecretValues;
+import io.retryoutbox.jdbc.StoredAttempt;
+import io.retryoutbox.jdbc.StoredMessage;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.Show;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+
+/**
+ * The {@code outbox} endpoint: what is in the outbox, and the repair of dead messages.
+ * <ul>
+ * <li>{@code GET /actuator/outbox}: counts by status and destination, oldest pending age, lag,
+ * parked keys;</li>
+ * <li>{@code GET /actuator/outbox/messages?status=&destination=&orderingKey=&from=&to=&before=&limit=}:
+ * a page of messages, newest first, dead ones unless another status is asked for;</li>
+ * <li>{@code GET /actuator/outbox/messages/{id}}: one message with its attempt log;</li>
+ * <li>{@code POST /actuator/outbox/replay} and {@code POST /actuator/outbox/discard} with a JSON
+ * body of either {@code id} or a filter ({@code destination}, {@code deadReason}, {@code from},
+ * {@code to}) and a {@code limit}: replay or delete dead messages.</li>
+ * </ul>
+ * Its default access is read-only: the write operations must be allowed with
+ * {@code management.endpoint.outbox.access=unrestricted}.
+ */
+@Endpoint(id = "outbox", defaultAccess = Access.READ_ONLY)
+public class OutboxEndpoint {
+
+	/**
+	 * The number of messages in a page unless another limit is asked for.
+	 */
+	public static final int DEFAULT_PAGE_SIZE = 50;
+
+	/**
+	 * The largest number of messages in a page.
+	 */
+	public static final int MAX_PAGE_SIZE = 500;
+
+	/**
+	 * The number of messages a bulk operation touches unless another limit is asked for.
+	 */
+	public static final int DEFAULT_BULK_LIMIT = 1000;
+
+	/**
+	 * The largest number of messages one bulk operation touches.
+	 */
+	public static final int MAX_BULK_LIMIT = 100_000;
+
+	private static final int PARKED_KEYS_SHOWN = 100;
+
+	private static final String MESSAGES = "messages";
+
+	private final JdbcOutboxAdmin admin;
+
+	private final Show showValues;
+
+	private final Set<String> roles;
+
+	private final Runnable afterReplay;
+
+	/**
+	 * Creates an endpoint.
+	 * @param admin reads and repairs the outbox
+	 * @param showValues when secret header values are shown
+	 * @param roles the roles that may see them when {@code showValues} is
+	 * {@link Show#WHEN_AUTHORIZED}; any authenticated user if empty
+	 * @param afterReplay run after messages were replayed, e.g. to wake the relay
+	 */
+	public OutboxEndpoint(JdbcOutboxAdmin admin, Show showValues, Set<String> roles, Runnable afterReplay) {
+		this.admin = admin;
+		this.showValues = showValues;
+		this.roles = Set.copyOf(roles);
+		this.afterReplay = afterReplay;
+	}
+
+	/**
+	 * Summarizes the outbox.
+	 * @return the summary
+	 */
+	@ReadOperation
+	public OutboxSummary summary() {
+		OutboxStats stats = this.admin.stats();
+		Map<String, Map<String, Long>> destinations = this.admin.countsByDestination();
+		Map<String, Long> statuses = new TreeMap<>();
+		JdbcOutboxAdmin.STATUSES.forEach((status) -> statuses.put(status, 0L));
+		destinations.values()
+			.forEach((counts) -> counts.forEach((status, count) -> statuses.merge(status, count, Long::sum)));
+		return new OutboxSummary(statuses, destinations, seconds(stats.oldestPendingAge()), seconds(stats.lag()),
+				stats.parkedKeys(), this.admin.parkedKeys(PARKED_KEYS_SHOWN));
+	}
+
+	/**
+	 * Lists messages, newest first.
+	 * @param messages the literal {@code messages}
+	 * @param status the status, {@code DEAD} if not given
+	 * @param destination the destination, any if not given
+	 * @param orderingKey the ordering key, any if not given
+	 * @param from the earliest enqueue time, inclusive
+	 * @param to the latest enqueue time, exclusive
+	 * @param before the id of the last message of the previous page
+	 * @param limit the largest number of messages returned
+	 * @param securityContext the caller, who may see secret header values or not
+	 * @return the page, or {@code null} (404) for another path
+	 */
+	@ReadOperation
+	public @Nullable MessagePage messages(@Selector String messages, @Nullable String status,
+			@Nullable String destination, @Nullable String orderingKey, @Nullable OffsetDateTime from,
+			@Nullable OffsetDateTime to, @Nullable UUID before, @Nullable Integer limit,
+			SecurityContext securityContext) {
+		if (!MESSAGES.equals(messages)) {
+			return null;
+		}
+		String wanted = (status != null) ? status.toUpperCase(Locale.ROOT) : "DEAD";
+		if (!JdbcOutboxAdmin.STATUSES.contains(wanted)) {
+			throw new InvalidEndpointRequestException("Unknown status '" + status + "'",
+					"status must be one of " + JdbcOutboxAdmin.STATUSES);
+		}
+		int size = limit(limit, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+		MessageFilter filter = new MessageFilter(wanted, destination, orderingKey, null, instant(from), instant(to));
+		boolean show = isShown(securityContext);
+		List<MessageDescriptor> page = this.admin.messages(filter, before, size)
+			.stream()
+			.map((message) -> describe(message, show, null))
+			.toList();
+		UUID next = (page.size() == size) ? page.get(page.size() - 1).id() : null;
+		return new MessagePage(page, next);
+	}
+
+	/**
+	 * Shows one message with its attempt log.
+	 * @param messages the literal {@code messages}
+	 * @param id the message id
+	 * @param securityContext the caller, who may see secret header values or not
+	 * @return the message, or {@code null} (404) if there is none
+	 */
+	@ReadOperation
+	public @Nullable MessageDescriptor message(@Selector String messages, @Selector UUID id,
+			SecurityContext securityContext) {
+		if (!MESSAGES.equals(messages)) {
+			return null;
+		}
+		return this.admin.message(id)
+			.map((message) -> describe(message, isShown(securityContext), this.admin.attempts(id)))
+			.orElse(null);
+	}
+
+	/**
+	 * Replays or discards dead messages: the one with {@code id}, or every one that matches the
+	 * filter, up to {@code limit}.
+	 * @param action {@code replay} or {@code discard}
+	 * @param id the message id, to act on one message
+	 * @param destination the destination of the messages to act on
+	 * @param deadReason why they are dead, e.g. {@code TERMINAL_STATUS}
+	 * @param from the earliest enqueue time, inclusive
+	 * @param to the latest enqueue time, exclusive
+	 * @param limit the largest number of messages to act on
+	 * @param securityContext the caller, recorded as the replay's actor
+	 * @return what was done
+	 */
+	@WriteOperation
+	public OperationResult operate(@Selector String action, @Nullable UUID id, @Nullable String destination,
+			@Nullable String deadReason, @Nullable OffsetDateTime from, @Nullable OffsetDateTime to,
+			@Nullable Integer limit, SecurityContext securityContext) {
+		boolean replay = switch (action) {
+			case "replay" -> true;
+			case "discard" -> false;
+			default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "'",
+					"action must be replay or discard");
+		};
+		OperationResult result;
+		if (id != null) {
+			boolean done = replay ? this.admin.replay(id, actor(securityContext)) : this.admin.discard(id);
+			result = new OperationResult(action, done ? 1 : 0, true);
+		}
+		else {
+			MessageFilter filter = new MessageFilter(null, destination, null, deadReason, instant(from), instant(to));
+			int max = limit(limit, DEFAULT_BULK_LIMIT, MAX_BULK_LIMIT);
+			BulkResult bulk = replay ? this.admin.replay(filter, max, actor(securityContext))
+					: this.admin.discard(filter, max);
+			result = new OperationResult(action, bulk.count(), bulk.complete());
+		}
+		if (replay && result.count() > 0) {
+			this.afterReplay.run();
+		}
+		return result;
+	}
+
+	private MessageDescriptor describe(StoredMessage message, boolean show, @Nullable List<StoredAttempt> attempts) {
+		return new MessageDescriptor(message.id(), message.destination(), message.method(), message.path(),
+				headers(message.headers(), show), message.contentType(), message.bodySize(), message.orderingKey(),
+				message.idempotencyKey(), message.status(), message.attempts(), message.createdAt(),
+				message.nextAttemptAt(), message.lastAttemptAt(), message.lastStatusCode(), message.lastErrorCode(),
+				message.lastError(), message.deadReason(), message.deliveredAt(), message.traceParent(), attempts);
+	}
+
+	private static Map<String, List<String>> headers(Map<String, List<String>> headers, boolean show) {
+		Map<String, List<String>> shown = new LinkedHashMap<>();
+		headers.forEach((name, values) -> shown.put(name, (show || !SecretValues.isSecretName(name)) ? values
+				: values.stream().map((value) -> SecretValues.MASK).toList()));
+		return shown;
+	}
+
+	private boolean isShown(SecurityContext securityContext) {
+		return this.showValues.isShown(securityContext, this.roles);
+	}
+
+	private static String actor(SecurityContext securityContext) {
+		return (securityContext.getPrincipal() != null) ? securityContext.getPrincipal().getName() : "anonymous";
+	}
+
+	private static int limit(@Nullable Integer limit, int defaultLimit, int max) {
+		if (limit == null) {
+			return defaultLimit;
+		}
+		if (limit < 1 || limit > max) {
+			throw new InvalidEndpointRequestException("Invalid limit " + limit,
+					"limit must be between 1 and " + max);
+		}
+		return limit;
+	}
+
+	private static @Nullable Instant instant(@Nullable OffsetDateTime time) {
+		return (time != null) ? time.toInstant() : null;
+	}
+
+	private static @Nullable Double seconds(@Nullable Duration duration) {
+		return (duration != null) ? duration.toMillis() / 1000.0 : null;
+	}
+
+	/**
+	 * A summary of the outbox.
+	 *
+	 * @param statuses the number of messages by status
+	 * @param destinations the number of messages by destination, then by status
+	 * @param oldestPendingAgeSeconds how long ago the oldest unfinished message was enqueued
+	 * @param lagSeconds how long the oldest due message has been waiting
+	 * @param parkedKeys the number of ordering keys held up by a dead message
+	 * @param parkedKeySample some of those keys
+	 */
+	public record OutboxSummary(Map<String, Long> statuses, Map<String, Map<String, Long>> destinations,
+			@Nullable Double oldestPendingAgeSeconds, @Nullable Double lagSeconds, long parkedKeys,
+			List<String> parkedKeySample) {
+
+	}
+
+	/**
+	 * A page of messages.
+	 *
+	 * @param messages the messages, newest first
+	 * @param next the {@code before} value of the next page, or {@code null} for the last page
+	 */
+	public record MessagePage(List<MessageDescriptor> messages, @Nullable UUID next) {
+
+	}
+
+	/**
+	 * A message, with secret header values masked unless they may be shown.
+	 *
+	 * @param id the message id
+	 * @param destination the destination
+	 * @param method the HTTP method
+	 * @param path the path
+	 * @param headers the request headers
+	 * @param contentType the body's content type
+	 * @param bodySize the body's size in bytes (the body itself is never shown)
+	 * @param orderingKey the ordering key
+	 * @param idempotencyKey the idempotency key
+	 * @param status the status
+	 * @param attempts the number of attempts made
+	 * @param createdAt when the message was enqueued or last replayed
+	 * @param nextAttemptAt when a pending message is due
+	 * @param lastAttemptAt when the last attempt started
+	 * @param lastStatusCode the status code of the last attempt
+	 * @param lastErrorCode the error code of the last attempt
+	 * @param lastError the failure of the last attempt
+	 * @param deadReason why the message is dead
+	 * @param deliveredAt when the message was delivered
+	 * @param traceParent the traceparent of the enqueuing request
+	 * @param attemptLog the attempt log, oldest first, on the view of one message only
+	 */
+	public record MessageDescriptor(UUID id, String destination, String method, String path,
+			Map<String, List<String>> headers, @Nullable String contentType, long bodySize,
+			@Nullable String orderingKey, String idempotencyKey, String status, int attempts, Instant createdAt,
+			Instant nextAttemptAt, @Nullable Instant lastAttemptAt, @Nullable Integer lastStatusCode,
+			@Nullable String lastErrorCode, @Nullable String lastError, @Nullable String deadReason,
+			@Nullable Instant deliveredAt, @Nullable String traceParent, @Nullable List<StoredAttempt> attemptLog) {
+
+	}
+
+	/**
+	 * What a replay or discard did.
+	 *
+	 * @param action {@code replay} or {@code discard}
+	 * @param count the number of messages replayed or discarded
+	 * @param complete whether every matching message was; {@code false} when the limit or the
+	 * time budget of one request stopped it first, so that the same request should be sent again
+	 */
+	public record OperationResult(String action, int count, boolean complete) {
+
+	}
+
+}

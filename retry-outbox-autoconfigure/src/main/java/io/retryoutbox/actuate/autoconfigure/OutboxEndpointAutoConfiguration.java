@@ -1,0 +1,39 @@
+package io.retryoutbox.actuate.autoconfigure;
+
+import io.retryoutbox.actuate.OutboxEndpoint;
+import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
+import io.retryoutbox.jdbc.JdbcOutboxAdmin;
+import io.retryoutbox.relay.OutboxRelay;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration}
+ * for the {@link OutboxEndpoint outbox endpoint}.
+ */
+@AutoConfiguration(after = RetryOutboxAutoConfiguration.class)
+@ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
+@ConditionalOnBean(JdbcOutboxAdmin.class)
+@EnableConfigurationProperties(OutboxEndpointProperties.class)
+public final class OutboxEndpointAutoConfiguration {
+
+	// On the method, not the class: its condition class is only there with actuator, which the
+	// class-level condition checks first.
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnAvailableEndpoint(OutboxEndpoint.class)
+	OutboxEndpoint outboxEndpoint(JdbcOutboxAdmin admin, OutboxEndpointProperties properties,
+			ObjectProvider<OutboxRelay> relay) {
+		return new OutboxEndpoint(admin, properties.getShowValues(), properties.getRoles(),
+				() -> relay.ifAvailable(OutboxRelay::wakeUp));
+	}
+
+}

@@ -1,0 +1,88 @@
+package io.retryoutbox.jdbc;
+
+import java.time.Duration;
+
+import javax.sql.DataSource;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.util.Assert;
+
+/**
+ * Deletes finished messages, and with them their attempt logs, once they are older than their
+ * retention: {@code DELIVERED} ones by delivery time, {@code DEAD} ones by enqueue time. It
+ * deletes in chunks, each its own short statement that skips locked rows, and never touches a
+ * {@code PENDING} or {@code IN_FLIGHT} message.
+ */
+public final class JdbcOutboxRetention {
+
+	private static final String DELETE_DELIVERED = """
+			DELETE FROM %1$s WHERE id IN (
+				SELECT id FROM %1$s
+				WHERE status = 'DELIVERED' AND delivered_at < now() - ? * interval '1 millisecond'
+				ORDER BY delivered_at
+				LIMIT ?
+				FOR UPDATE SKIP LOCKED)
+			""";
+
+	private static final String DELETE_DEAD = """
+			DELETE FROM %1$s WHERE id IN (
+				SELECT id FROM %1$s
+				WHERE status = 'DEAD' AND created_at < now() - ? * interval '1 millisecond'
+				ORDER BY created_at
+				LIMIT ?
+				FOR UPDATE SKIP LOCKED)
+			""";
+
+	private final JdbcClient jdbc;
+
+	private final String deleteDelivered;
+
+	private final String deleteDead;
+
+	private final int chunkSize;
+
+	/**
+	 * Creates a retention.
+	 * @param dataSource the database
+	 * @param tables the names of the outbox tables
+	 * @param chunkSize the largest number of messages one statement deletes
+	 */
+	public JdbcOutboxRetention(DataSource dataSource, OutboxTables tables, int chunkSize) {
+		Assert.isTrue(chunkSize > 0, () -> "chunk size must be positive, was " + chunkSize);
+		this.jdbc = JdbcClient.create(dataSource);
+		this.deleteDelivered = DELETE_DELIVERED.formatted(tables.message());
+		this.deleteDead = DELETE_DEAD.formatted(tables.message());
+		this.chunkSize = chunkSize;
+	}
+
+	/**
+	 * Deletes the messages delivered longer ago than {@code age}.
+	 * @param age how long delivered messages are kept
+	 * @return the number of messages deleted
+	 */
+	public long deleteDelivered(Duration age) {
+		return deleteInChunks(this.deleteDelivered, age);
+	}
+
+	/**
+	 * Deletes the dead messages enqueued longer ago than {@code age}.
+	 * @param age how long dead messages are kept
+	 * @return the number of messages deleted
+	 */
+	public long deleteDead(Duration age) {
+		return deleteInChunks(this.deleteDead, age);
+	}
+
+	private long deleteInChunks(String sql, Duration age) {
+		long total = 0;
+		while (!Thread.currentThread().isInterrupted()) {
+			int deleted = this.jdbc.sql(sql).params(age.toMillis(), this.chunkSize).update();
+			total += deleted;
+			if (deleted < this.chunkSize) {
+				break;
+			}
+		}
+		return total;
+	}
+
+}

@@ -1,0 +1,49 @@
+package io.retryoutbox.metrics;
+
+import io.micrometer.common.KeyValues;
+import io.retryoutbox.jdbc.Completion;
+import io.retryoutbox.metrics.OutboxObservationDocumentation.HighCardinalityKeys;
+import io.retryoutbox.metrics.OutboxObservationDocumentation.LowCardinalityKeys;
+
+/**
+ * The default {@link OutboxAttemptObservationConvention}: {@code retry.outbox.attempts} tagged
+ * with destination, outcome and status class.
+ */
+public class DefaultOutboxAttemptObservationConvention implements OutboxAttemptObservationConvention {
+
+	/**
+	 * The name of the observation and its timer.
+	 */
+	public static final String NAME = "retry.outbox.attempts";
+
+	@Override
+	public String getName() {
+		return NAME;
+	}
+
+	@Override
+	public String getContextualName(OutboxAttemptContext context) {
+		return "retry-outbox attempt " + context.getMessage().destination();
+	}
+
+	@Override
+	public KeyValues getLowCardinalityKeyValues(OutboxAttemptContext context) {
+		Completion completion = context.getCompletion();
+		String outcome = (completion != null) ? outcome(completion.status()) : "UNKNOWN";
+		Integer status = (completion != null) ? completion.statusCode() : null;
+		return KeyValues.of(LowCardinalityKeys.DESTINATION.withValue(context.getMessage().destination()),
+				LowCardinalityKeys.OUTCOME.withValue(outcome),
+				LowCardinalityKeys.STATUS_CLASS.withValue((status != null) ? (status / 100) + "xx" : "NONE"));
+	}
+
+	@Override
+	public KeyValues getHighCardinalityKeyValues(OutboxAttemptContext context) {
+		return KeyValues.of(HighCardinalityKeys.MESSAGE_ID.withValue(context.getMessage().id().toString()),
+				HighCardinalityKeys.ATTEMPT.withValue(Integer.toString(context.getMessage().attempt())));
+	}
+
+	private static String outcome(String status) {
+		return "PENDING".equals(status) ? "RETRY" : status;
+	}
+
+}

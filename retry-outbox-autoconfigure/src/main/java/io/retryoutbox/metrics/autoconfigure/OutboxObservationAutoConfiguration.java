@@ -1,0 +1,65 @@
+package io.retryoutbox.metrics.autoconfigure;
+
+import javax.sql.DataSource;
+
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.tracing.propagation.Propagator;
+import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
+import io.retryoutbox.autoconfigure.RetryOutboxProperties;
+import io.retryoutbox.jdbc.JdbcOutboxStore;
+import io.retryoutbox.jdbc.JdbcTraceContexts;
+import io.retryoutbox.jdbc.OutboxTables;
+import io.retryoutbox.metrics.ObservingAttemptObserver;
+import io.retryoutbox.metrics.ObservingEnqueueObserver;
+import io.retryoutbox.metrics.OutboxAttemptObservationConvention;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration}
+ * of the enqueue and attempt observations, and, with Micrometer Tracing, of the storing and
+ * restoring of trace contexts.
+ */
+@AutoConfiguration(after = RetryOutboxAutoConfiguration.class,
+		afterName = { "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
+				"org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration",
+				"org.springframework.boot.micrometer.tracing.brave.autoconfigure.BraveAutoConfiguration",
+				"org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration" })
+@ConditionalOnClass(ObservationRegistry.class)
+@ConditionalOnBean({ JdbcOutboxStore.class, ObservationRegistry.class })
+public final class OutboxObservationAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	ObservingEnqueueObserver retryOutboxEnqueueObserver(ObservationRegistry registry) {
+		return new ObservingEnqueueObserver(registry, null);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ObservingAttemptObserver retryOutboxAttemptObserver(ObservationRegistry registry,
+			ObjectProvider<OutboxAttemptObservationConvention> convention,
+			ObjectProvider<JdbcTraceContexts> traceContexts) {
+		return new ObservingAttemptObserver(registry, convention.getIfAvailable(), traceContexts.getIfAvailable());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(Propagator.class)
+	@ConditionalOnBean(Propagator.class)
+	static class TraceContextConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		JdbcTraceContexts retryOutboxTraceContexts(DataSource dataSource, RetryOutboxProperties properties) {
+			return new JdbcTraceContexts(dataSource, OutboxTables.in(properties.getJdbc().getSchema()));
+		}
+
+	}
+
+}

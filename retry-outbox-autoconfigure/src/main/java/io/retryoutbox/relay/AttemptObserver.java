@@ -1,0 +1,71 @@
+package io.retryoutbox.relay;
+
+import java.util.List;
+
+import io.retryoutbox.jdbc.ClaimedMessage;
+import io.retryoutbox.jdbc.Completion;
+import reactor.core.publisher.Mono;
+
+/**
+ * Watches the relay's delivery attempts, e.g. to time them or to trace them. The relay calls
+ * {@link #forBatch} once per claimed batch and then {@link #observe} once per attempt.
+ */
+@FunctionalInterface
+public interface AttemptObserver {
+
+	/**
+	 * An observer that does nothing.
+	 */
+	AttemptObserver NONE = (message, attempt) -> attempt;
+
+	/**
+	 * Wraps one attempt: sending the message and deciding its fate.
+	 * @param message the message being attempted
+	 * @param attempt the attempt, which emits the completion to record and never errors
+	 * @return a publisher that subscribes to {@code attempt} and emits what it emits
+	 */
+	Mono<Completion> observe(ClaimedMessage message, Mono<Completion> attempt);
+
+	/**
+	 * Returns the observer of the attempts of a claimed batch, e.g. one that has looked up
+	 * what it needs about the whole batch in one query.
+	 * @param batch the messages about to be attempted
+	 * @return the observer of their attempts
+	 */
+	default AttemptObserver forBatch(List<ClaimedMessage> batch) {
+		return this;
+	}
+
+	/**
+	 * Combines observers; the first one wraps the others.
+	 * @param observers the observers, in order
+	 * @return one observer that applies them all
+	 */
+	static AttemptObserver of(List<AttemptObserver> observers) {
+		if (observers.isEmpty()) {
+			return NONE;
+		}
+		if (observers.size() == 1) {
+			return observers.get(0);
+		}
+		List<AttemptObserver> all = List.copyOf(observers);
+		return new AttemptObserver() {
+
+			@Override
+			public Mono<Completion> observe(ClaimedMessage message, Mono<Completion> attempt) {
+				Mono<Completion> observed = attempt;
+				for (int i = all.size() - 1; i >= 0; i--) {
+					observed = all.get(i).observe(message, observed);
+				}
+				return observed;
+			}
+
+			@Override
+			public AttemptObserver forBatch(List<ClaimedMessage> batch) {
+				return of(all.stream().map((observer) -> observer.forBatch(batch)).toList());
+			}
+
+		};
+	}
+
+}

@@ -1,0 +1,187 @@
+package io.retryoutbox.actuate;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+
+import io.retryoutbox.Outbox;
+import io.retryoutbox.OutboxRequest;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.PathDispatcher;
+import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockWebServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The actuator endpoints over real HTTP, in a servlet application with the whole
+ * auto-configuration, on a real PostgreSQL and against a real HTTP server. Run by the separate
+ * Surefire execution that has the servlet stack on its classpath.
+ */
+class OutboxActuatorHttpTests {
+
+	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+	private final PathDispatcher dispatcher = new PathDispatcher();
+
+	private MockWebServer server;
+
+	private ConfigurableApplicationContext context;
+
+	@BeforeEach
+	void startServer() throws IOException {
+		this.server = new MockWebServer();
+		this.server.setDispatcher(this.dispatcher);
+		this.server.start();
+		this.dispatcher.answer("/api/bad", new MockResponse.Builder().code(400).body("{\"code\":\"INVALID\"}").build());
+	}
+
+	@AfterEach
+	void stop() {
+		if (this.context != null) {
+			this.context.close();
+		}
+		this.server.close();
+	}
+
+	private void start(String... properties) {
+		SpringApplication application = new SpringApplication(Application.class);
+		application.setWebApplicationType(WebApplicationType.SERVLET);
+		Map<String, Object> defaults = new HashMap<>();
+		defaults.put("spring.datasource.url", TestDatabase.createDatabase());
+		defaults.put("server.port", "0");
+		defaults.put("management.endpoints.web.exposure.include", "health,outbox,prometheus");
+		defaults.put("management.endpoint.health.show-details", "always");
+		defaults.put("management.endpoint.health.probes.enabled", "true");
+		defaults.put("retry-outbox.relay.poll-interval", "100ms");
+		defaults.put("retry-outbox.metrics.gauge-interval", "100ms");
+		defaults.put("retry-outbox.destinations.payments.base-url",
+				"http://localhost:" + this.server.getPort() + "/api");
+		application.setDefaultProperties(defaults);
+		this.context = application.run(properties);
+	}
+
+	private UUID sendAndAwait(String path, String status) {
+		UUID id = OutboxContexts.transactions(this.context)
+			.execute((tx) -> this.context.getBean(Outbox.class)
+				.send(OutboxRequest.post("payments", path).header("Authorization", "Bearer s3cr3t").build()));
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(OutboxContexts.row(this.context, id)).containsEntry("status", status));
+		return id;
+	}
+
+	@Test
+	void readsTheOutboxHealthAndMetricsButRefusesWritesByDefault() throws Exception {
+		start();
+		UUID dead = sendAndAwait("/bad", "DEAD");
+		sendAndAwait("/ok", "DELIVERED");
+		JsonNode summary = json(get("/actuator/outbox"), 200);
+		assertThat(summary.at("/statuses/DEAD").asLong()).isEqualTo(1);
+		assertThat(summary.at("/statuses/DELIVERED").asLong()).isEqualTo(1);
+		assertThat(summary.at("/destinations/payments/DEAD").asLong()).isEqualTo(1);
+		assertThat(json(get("/actuator/outbox/messages?status=DELIVERED&destination=payments"
+				+ "&from=2020-01-01T00:00:00Z&to=2999-01-01T00:00:00Z&limit=10"), 200).at("/messages")).hasSize(1);
+		JsonNode page = json(get("/actuator/outbox/messages"), 200);
+		assertThat(page.at("/messages/0/id").asString()).isEqualTo(dead.toString());
+		assertThat(page.at("/messages/0/headers/Authorization/0").asString()).isEqualTo("******");
+		JsonNode message = json(get("/actuator/outbox/messages/" + dead), 200);
+		assertThat(message.at("/attemptLog/0/outcome").asString()).isEqualTo("DEAD");
+		assertThat(message.at("/attemptLog/0/responseSnippet").asString()).isEqualTo("{\"code\":\"INVALID\"}");
+		assertThat(get("/actuator/outbox/messages/" + UUID.randomUUID()).statusCode()).isEqualTo(404);
+		HttpResponse<String> refused = post("/actuator/outbox/replay", "{\"id\":\"" + dead + "\"}");
+		assertThat(refused.statusCode()).isEqualTo(405);
+		assertThat(OutboxContexts.row(this.context, dead)).containsEntry("status", "DEAD");
+
+		JsonNode health = json(get("/actuator/health"), 200);
+		assertThat(health.at("/components/retryOutbox/status").asString()).isEqualTo("UP");
+		assertThat(health.at("/components/retryOutbox/details/dead").asLong()).isEqualTo(1);
+		assertThat(health.at("/components/retryOutbox/details/relay").asString()).isEqualTo("RUNNING");
+		assertThat(get("/actuator/health/liveness").body()).doesNotContain("retryOutbox");
+
+		await().untilAsserted(() -> assertThat(get("/actuator/prometheus").body())
+			.contains("retry_outbox_dead 1.0")
+			.contains("retry_outbox_pending 0.0")
+			.contains("retry_outbox_parked_keys 0.0")
+			.contains("retry_outbox_lag_seconds 0.0")
+			.contains("retry_outbox_enqueued_total{destination=\"payments\"} 2.0")
+			.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
+					+ "outcome=\"DEAD\",status_class=\"4xx\"} 1")
+			.containsPattern("retry_outbox_delivery_latency_seconds_bucket\\{destination=\"payments\",le=\"[0-9.]+\"}"));
+	}
+
+	@Test
+	void replaysAndDiscardsOverHttpOnceAccessIsUnrestricted() throws Exception {
+		start("--management.endpoint.outbox.access=unrestricted");
+		UUID replayed = sendAndAwait("/bad", "DEAD");
+		UUID discarded = sendAndAwait("/bad", "DEAD");
+		this.dispatcher.answer("/api/bad", new MockResponse.Builder().code(200).build());
+		JsonNode replay = json(post("/actuator/outbox/replay", "{\"id\":\"" + replayed + "\"}"), 200);
+		assertThat(replay.at("/count").asInt()).isEqualTo(1);
+		assertThat(replay.at("/complete").asBoolean()).isTrue();
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(OutboxContexts.row(this.context, replayed)).containsEntry("status",
+					"DELIVERED"));
+		JsonNode log = json(get("/actuator/outbox/messages/" + replayed), 200).at("/attemptLog");
+		assertThat(log.at("/1/outcome").asString()).isEqualTo("REPLAYED");
+		assertThat(log.at("/1/actor").asString()).isEqualTo("anonymous");
+		JsonNode discard = json(
+				post("/actuator/outbox/discard", "{\"destination\":\"payments\",\"deadReason\":\"TERMINAL_STATUS\","
+						+ "\"from\":\"2020-01-01T00:00:00Z\",\"to\":\"2999-01-01T00:00:00+02:00\",\"limit\":10}"),
+				200);
+		assertThat(discard.at("/count").asInt()).isEqualTo(1);
+		assertThat(OutboxContexts.jdbc(this.context)
+			.sql("SELECT count(*) FROM retry_outbox_message WHERE id = ?")
+			.param(discarded)
+			.query(Long.class)
+			.single()).isZero();
+		assertThat(post("/actuator/outbox/rewind", "{}").statusCode()).isEqualTo(400);
+	}
+
+	private HttpResponse<String> get(String path) throws IOException, InterruptedException {
+		return this.http.send(HttpRequest.newBuilder(uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	private HttpResponse<String> post(String path, String body) throws IOException, InterruptedException {
+		return this.http.send(HttpRequest.newBuilder(uri(path))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString(body))
+			.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	private URI uri(String path) {
+		int port = ((WebServerApplicationContext) this.context).getWebServer().getPort();
+		return URI.create("http://localhost:" + port + path);
+	}
+
+	private static JsonNode json(HttpResponse<String> response, int status) {
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
+		return JsonMapper.shared().readTree(response.body());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class Application {
+
+	}
+
+}

@@ -1,0 +1,159 @@
+package io.retryoutbox.actuate;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import javax.sql.DataSource;
+
+import io.retryoutbox.actuate.autoconfigure.OutboxHealthContributorAutoConfiguration;
+import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.OutboxRows;
+import io.retryoutbox.testsupport.TestDatabase;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The {@link OutboxHealthIndicator} on a real PostgreSQL, through its transitions.
+ */
+class OutboxHealthIndicatorTests {
+
+	private static final AtomicBoolean failRelayThread = new AtomicBoolean();
+
+	private ApplicationContextRunner runner;
+
+	@BeforeEach
+	void createDatabase() {
+		failRelayThread.set(false);
+		this.runner = OutboxContexts.runner(TestDatabase.createDatabase())
+			.withConfiguration(AutoConfigurations.of(OutboxHealthContributorAutoConfiguration.class))
+			.withPropertyValues("retry-outbox.destinations.payments.base-url=http://localhost:9/api");
+	}
+
+	private static Health health(AssertableApplicationContext context) {
+		return context.getBean("retryOutboxHealthIndicator", OutboxHealthIndicator.class).health(true);
+	}
+
+	@Test
+	void isUpWithTheFiguresAndTheRelayStateWhenNothingLags() {
+		this.runner.run((context) -> {
+			Health health = health(context);
+			assertThat(health.getStatus()).isEqualTo(Status.UP);
+			assertThat(health.getDetails()).containsEntry("pending", 0L)
+				.containsEntry("inFlight", 0L)
+				.containsEntry("dead", 0L)
+				.containsEntry("lag", "PT0S")
+				.containsEntry("parkedKeys", 0L)
+				.containsEntry("relay", "RUNNING")
+				.doesNotContainKey("oldestPendingAge");
+		});
+	}
+
+	@Test
+	void reportsTheThresholdStatusWhenTheOldestDueMessageWaitsLongerThanMaxLag() {
+		this.runner.withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
+			OutboxRows.insert(context, "PENDING", null, Duration.ofMinutes(10));
+			Health health = health(context);
+			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+			assertThat(health.getDetails()).containsEntry("pending", 1L)
+				.containsEntry("relay", "DISABLED")
+				.containsKey("oldestPendingAge");
+			assertThat((String) health.getDetails().get("reason")).startsWith("lag PT10M");
+		});
+		this.runner.withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.health.max-lag=1h")
+			.run((context) -> assertThat(health(context).getStatus()).isEqualTo(Status.UP));
+		this.runner.withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.health.threshold-status=LAGGING")
+			.run((context) -> assertThat(health(context).getStatus()).isEqualTo(new Status("LAGGING")));
+	}
+
+	@Test
+	void reportsTheThresholdStatusWhenThereAreMoreDeadMessagesThanMaxDead() {
+		this.runner.withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
+			OutboxRows.insertDead(context, "payments", 2, "TERMINAL_STATUS", Duration.ZERO);
+			assertThat(health(context).getStatus()).isEqualTo(Status.UP);
+		});
+		this.runner.withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.health.max-dead=1")
+			.run((context) -> {
+				// The same database: the two dead messages of the first run are still there.
+				Health health = health(context);
+				assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+				assertThat(health.getDetails()).containsEntry("dead", 2L)
+					.containsEntry("reason", "2 dead messages are more than 1");
+			});
+	}
+
+	@Test
+	void isDownWhileTheTableCannotBeReadAndUpAgainOnceItCan() {
+		this.runner.run((context) -> {
+			assertThat(health(context).getStatus()).isEqualTo(Status.UP);
+			OutboxContexts.jdbc(context).sql("ALTER TABLE retry_outbox_message RENAME TO retry_outbox_away").update();
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(context.getBean(OutboxRelay.class).getLastPollError()).isNotNull());
+			Health down = health(context);
+			assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+			assertThat(down.getDetails()).containsKey("error");
+			OutboxContexts.jdbc(context).sql("ALTER TABLE retry_outbox_away RENAME TO retry_outbox_message").update();
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(health(context).getStatus()).isEqualTo(Status.UP));
+		});
+	}
+
+	@Test
+	void isDownWhenTheRelayStopsPollingUnexpectedlyAndOutOfServiceWhenItIsStopped() {
+		this.runner.withUserConfiguration(FailingOnRelayThreadDataSource.class).run((context) -> {
+			assertThat(health(context).getStatus()).isEqualTo(Status.UP);
+			failRelayThread.set(true);
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(context.getBean(OutboxRelay.class).getState())
+					.isEqualTo(OutboxRelay.State.FAILED));
+			Health health = health(context);
+			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+			assertThat(health.getDetails()).containsEntry("relay", "FAILED")
+				.containsEntry("reason", "the relay stopped polling unexpectedly");
+			failRelayThread.set(false);
+			context.getBean(OutboxRelay.class).stop();
+			assertThat(health(context).getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+			assertThat(health(context).getDetails()).containsEntry("relay", "STOPPED");
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class FailingOnRelayThreadDataSource {
+
+		@Bean
+		DataSource dataSource(Environment environment) throws SQLException {
+			DataSource real = new SimpleDriverDataSource(new org.postgresql.Driver(),
+					environment.getRequiredProperty("spring.datasource.url"));
+			return new DelegatingDataSource(real) {
+
+				@Override
+				public Connection getConnection() throws SQLException {
+					if (failRelayThread.get() && Thread.currentThread().getName().startsWith("retry-outbox-relay-")) {
+						// Not an exception the relay is built to survive.
+						throw new LinkageError("simulated fatal error on the relay thread");
+					}
+					return super.getConnection();
+				}
+
+			};
+		}
+
+	}
+
+}

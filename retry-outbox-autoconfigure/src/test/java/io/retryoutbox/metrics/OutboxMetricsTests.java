@@ -1,0 +1,166 @@
+package io.retryoutbox.metrics;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.retryoutbox.Outbox;
+import io.retryoutbox.OutboxRequest;
+import io.retryoutbox.metrics.autoconfigure.OutboxMetricsAutoConfiguration;
+import io.retryoutbox.metrics.autoconfigure.OutboxObservationAutoConfiguration;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.OutboxRows;
+import io.retryoutbox.testsupport.PathDispatcher;
+import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockWebServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.prometheus.PrometheusMetricsExportAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The meters of the outbox, read from a Prometheus registry, with messages driven into each
+ * state on a real PostgreSQL and against a real HTTP server.
+ */
+class OutboxMetricsTests {
+
+	private String jdbcUrl;
+
+	private MockWebServer server;
+
+	private final PathDispatcher dispatcher = new PathDispatcher();
+
+	@BeforeEach
+	void startServerOnAFreshDatabase() throws IOException {
+		this.jdbcUrl = TestDatabase.createDatabase();
+		this.server = new MockWebServer();
+		this.server.setDispatcher(this.dispatcher);
+		this.server.start();
+	}
+
+	@AfterEach
+	void stopServer() {
+		this.server.close();
+	}
+
+	private ApplicationContextRunner runner() {
+		return OutboxContexts.runner(this.jdbcUrl)
+			.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
+					CompositeMeterRegistryAutoConfiguration.class, PrometheusMetricsExportAutoConfiguration.class,
+					OutboxObservationAutoConfiguration.class, OutboxMetricsAutoConfiguration.class))
+			.withPropertyValues(
+					"retry-outbox.destinations.payments.base-url=http://localhost:" + this.server.getPort() + "/api",
+					"retry-outbox.destinations.payments.timeout=10s", "retry-outbox.retry.delay=50ms",
+					"retry-outbox.retry.jitter=0", "retry-outbox.metrics.gauge-interval=100ms");
+	}
+
+	private static UUID send(AssertableApplicationContext context, String path) {
+		return OutboxContexts.transactions(context)
+			.execute((status) -> context.getBean(Outbox.class).send(OutboxRequest.post("payments", path).build()));
+	}
+
+	private static void awaitStatus(AssertableApplicationContext context, UUID id, String status) {
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(OutboxContexts.row(context, id)).containsEntry("status", status));
+	}
+
+	@Test
+	void countsCommittedEnqueuesAndTimesAttemptsByOutcomeAndStatusClassAndDeliveriesFromEnqueue() {
+		this.dispatcher.answer("/api/bad", new MockResponse.Builder().code(422).build());
+		runner().run((context) -> {
+			this.dispatcher.answer("/api/flaky", new MockResponse.Builder().code(503).build());
+			UUID flaky = send(context, "/flaky");
+			await().untilAsserted(
+					() -> assertThat(OutboxContexts.row(context, flaky)).containsEntry("last_status_code", 503));
+			this.dispatcher.answer("/api/flaky", new MockResponse.Builder().code(200).build());
+			awaitStatus(context, flaky, "DELIVERED");
+			UUID bad = send(context, "/bad");
+			awaitStatus(context, bad, "DEAD");
+			OutboxContexts.transactions(context).executeWithoutResult((status) -> {
+				context.getBean(Outbox.class).send(OutboxRequest.post("payments", "/rolled-back").build());
+				status.setRollbackOnly();
+			});
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			assertThat(registry.get("retry.outbox.enqueued").tag("destination", "payments").counter().count())
+				.isEqualTo(2);
+			// The 503 may have been answered more than once before the answer changed.
+			long retries = OutboxContexts.jdbc(context)
+				.sql("SELECT count(*) FROM retry_outbox_attempt WHERE outcome = 'RETRY' AND status_code = 503")
+				.query(Long.class)
+				.single();
+			assertThat(retries).isPositive();
+			assertThat(attempts(registry, "RETRY", "5xx").count()).isEqualTo(retries);
+			assertThat(attempts(registry, "DELIVERED", "2xx").count()).isEqualTo(1);
+			assertThat(attempts(registry, "DEAD", "4xx").count()).isEqualTo(1);
+			Timer latency = registry.get("retry.outbox.delivery.latency").tag("destination", "payments").timer();
+			assertThat(latency.count()).isEqualTo(1);
+			assertThat(latency.totalTime(TimeUnit.MILLISECONDS)).isPositive();
+			String scrape = context.getBean(PrometheusMeterRegistry.class).scrape();
+			assertThat(scrape).contains("retry_outbox_enqueued_total{destination=\"payments\"} 2.0")
+				.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
+						+ "outcome=\"DELIVERED\",status_class=\"2xx\"} 1")
+				.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
+						+ "outcome=\"RETRY\",status_class=\"5xx\"} " + retries)
+				.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
+						+ "outcome=\"DEAD\",status_class=\"4xx\"} 1")
+				.containsPattern("retry_outbox_delivery_latency_seconds_bucket\\{destination=\"payments\",le=\"[0-9.]+\"}")
+				.contains("retry_outbox_delivery_latency_seconds_count{destination=\"payments\"} 1");
+		});
+	}
+
+	@Test
+	void readsTheGaugesFromOnePeriodicQuery() {
+		runner().withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
+			OutboxRows.insertDead(context, "payments", 3, "TERMINAL_STATUS", Duration.ZERO);
+			OutboxRows.insert(context, "DEAD", "order-7", Duration.ofMinutes(20));
+			OutboxRows.insert(context, "PENDING", "order-7", Duration.ofMinutes(10));
+			OutboxRows.insert(context, "PENDING", null, Duration.ofMinutes(-5));
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			await().untilAsserted(() -> {
+				assertThat(registry.get("retry.outbox.pending").gauge().value()).isEqualTo(2);
+				assertThat(registry.get("retry.outbox.dead").gauge().value()).isEqualTo(4);
+				assertThat(registry.get("retry.outbox.parked.keys").gauge().value()).isEqualTo(1);
+				assertThat(registry.get("retry.outbox.lag.seconds").gauge().value()).isBetween(600.0, 660.0);
+			});
+			assertThat(context.getBean(PrometheusMeterRegistry.class).scrape()).contains("retry_outbox_pending 2.0")
+				.contains("retry_outbox_dead 4.0")
+				.contains("retry_outbox_parked_keys 1.0")
+				.containsPattern("retry_outbox_lag_seconds 6[0-9][0-9]\\.");
+		});
+	}
+
+	@Test
+	void deliversWithoutMetersWhenMicrometerIsNotOnTheClasspath() {
+		runner().withClassLoader(new FilteredClassLoader("io.micrometer.core", "io.micrometer.prometheusmetrics"))
+			.run((context) -> {
+				assertThat(context).hasNotFailed().doesNotHaveBean(OutboxMeters.class).doesNotHaveBean(OutboxGauges.class);
+				UUID id = send(context, "/ok");
+				awaitStatus(context, id, "DELIVERED");
+			});
+	}
+
+	private static Timer attempts(MeterRegistry registry, String outcome, String statusClass) {
+		return registry.get("retry.outbox.attempts")
+			.tag("destination", "payments")
+			.tag("outcome", outcome)
+			.tag("status.class", statusClass)
+			.timer();
+	}
+
+}

@@ -1,0 +1,99 @@
+package io.retryoutbox.retention;
+
+import java.time.Duration;
+
+import io.retryoutbox.autoconfigure.OutboxRetentionAutoConfiguration;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.TestDatabase;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The retention of finished messages on a real PostgreSQL.
+ */
+class OutboxRetentionTests {
+
+	private ApplicationContextRunner runner;
+
+	@BeforeEach
+	void createDatabase() {
+		this.runner = OutboxContexts.runner(TestDatabase.createDatabase())
+			.withConfiguration(AutoConfigurations.of(OutboxRetentionAutoConfiguration.class))
+			.withPropertyValues("retry-outbox.destinations.payments.base-url=http://localhost:9/api",
+					"retry-outbox.retention.interval=100ms", "retry-outbox.retention.batch-size=10");
+	}
+
+	/**
+	 * Inserts messages of a status, finished (delivered or enqueued) {@code age} ago, each with
+	 * an attempt log row; pending and in-flight ones are not due and leased far ahead.
+	 */
+	private static void insert(AssertableApplicationContext context, String status, int count, Duration age) {
+		OutboxContexts.jdbc(context).sql("""
+				WITH inserted AS (
+					INSERT INTO retry_outbox_message (id, destination, method, path, idempotency_key, status, attempts,
+						created_at, delivered_at, next_attempt_at, lease_owner, lease_until)
+					SELECT gen_random_uuid(), 'payments', 'POST', '/old', 'k' || i, ?, 1,
+						now() - ? * interval '1 millisecond',
+						CASE WHEN ? = 'DELIVERED' THEN now() - ? * interval '1 millisecond' END,
+						now() + interval '1 day', CASE WHEN ? = 'IN_FLIGHT' THEN 'elsewhere' END,
+						CASE WHEN ? = 'IN_FLIGHT' THEN now() + interval '1 day' END
+					FROM generate_series(1, ?) i
+					RETURNING id)
+				INSERT INTO retry_outbox_attempt (message_id, attempt, started_at, outcome)
+				SELECT id, 1, now(), 'RETRY' FROM inserted
+				""").params(status, age.toMillis(), status, age.toMillis(), status, status, count).update();
+	}
+
+	private static long count(AssertableApplicationContext context, String status) {
+		return OutboxContexts.jdbc(context)
+			.sql("SELECT count(*) FROM retry_outbox_message WHERE status = ?")
+			.param(status)
+			.query(Long.class)
+			.single();
+	}
+
+	private static long attempts(AssertableApplicationContext context) {
+		return OutboxContexts.jdbc(context).sql("SELECT count(*) FROM retry_outbox_attempt").query(Long.class).single();
+	}
+
+	@Test
+	void deletesDeliveredMessagesPastRetentionInChunksWithTheirAttemptsAndNothingElse() {
+		this.runner.run((context) -> {
+			insert(context, "DELIVERED", 25, Duration.ofDays(8));
+			insert(context, "DELIVERED", 3, Duration.ofDays(6));
+			insert(context, "DEAD", 4, Duration.ofDays(30));
+			insert(context, "PENDING", 5, Duration.ofDays(30));
+			insert(context, "IN_FLIGHT", 6, Duration.ofDays(30));
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(count(context, "DELIVERED")).isEqualTo(3));
+			assertThat(count(context, "DEAD")).isEqualTo(4);
+			assertThat(count(context, "PENDING")).isEqualTo(5);
+			assertThat(count(context, "IN_FLIGHT")).isEqualTo(6);
+			assertThat(attempts(context)).isEqualTo(3 + 4 + 5 + 6);
+		});
+	}
+
+	@Test
+	void deletesDeadMessagesOnlyWhenTheirRetentionIsSet() {
+		this.runner.withPropertyValues("retry-outbox.retention.dead=14d").run((context) -> {
+			insert(context, "DEAD", 12, Duration.ofDays(15));
+			insert(context, "DEAD", 2, Duration.ofDays(13));
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(count(context, "DEAD")).isEqualTo(2));
+		});
+	}
+
+	@Test
+	void runsOnlyOnInstancesWithARelay() {
+		this.runner.withPropertyValues("retry-outbox.relay.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(OutboxRetentionRunner.class));
+		this.runner.withPropertyValues("retry-outbox.retention.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(OutboxRetentionRunner.class));
+	}
+
+}
