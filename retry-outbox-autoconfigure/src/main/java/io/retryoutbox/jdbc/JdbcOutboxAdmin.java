@@ -49,16 +49,12 @@ public final class JdbcOutboxAdmin {
 	};
 
 	/**
-	 * The ordering keys held up by a dead message: those of dead messages that have a later
-	 * {@code PENDING} message with the same key. The only definition of "parked", so that it
-	 * can change in one place when ordering learns to block on a dead message.
+	 * The ordering keys parked by a dead message: with on-dead=block a dead head keeps holding
+	 * its key, so the key's later messages wait until it is replayed or discarded.
 	 */
 	private static final String PARKED_KEYS = """
-			SELECT DISTINCT d.ordering_key
-			FROM %1$s d
-			WHERE d.status = 'DEAD' AND d.ordering_key IS NOT NULL
-				AND EXISTS (SELECT 1 FROM %1$s p
-					WHERE p.ordering_key = d.ordering_key AND p.status = 'PENDING' AND p.seq > d.seq)
+			SELECT DISTINCT ordering_key FROM %1$s
+			WHERE is_head AND holds_key AND NOT releasing AND status = 'DEAD'
 			""";
 
 	/**
