@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.retryoutbox.jdbc.JdbcOutboxAdmin;
+import io.retryoutbox.jdbc.MessageFilter;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.Dispatcher;
@@ -163,6 +164,30 @@ class PerKeyOrderingIntegrationTests {
 			assertThat(keyed).containsExactly("/k/1", "/k/1", "/k/3");
 			assertThat(status(context, first)).isEqualTo("DELIVERED");
 			assertThat(status(context, second)).isEqualTo("DELIVERED");
+		});
+	}
+
+	@Test
+	void bulkReplayPutsSkippedDeadMessagesBackInTheirKeysOrder() {
+		this.statusByPath.put("/k/1", 400);
+		this.statusByPath.put("/k/2", 400);
+		this.runner.run((context) -> {
+			UUID first = send(context, "/k/1", "k");
+			UUID second = send(context, "/k/2", "k");
+			UUID third = send(context, "/k/3", "k");
+			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, third)));
+			assertThat(status(context, first)).isEqualTo("DEAD");
+			assertThat(status(context, second)).isEqualTo("DEAD");
+			this.statusByPath.clear();
+			this.received.clear();
+			JdbcOutboxAdmin.BulkResult result = context.getBean(JdbcOutboxAdmin.class)
+				.replay(new MessageFilter(null, null, "k", null, null, null), 100, "test");
+			assertThat(result.count()).isEqualTo(2);
+			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));
+			assertThat(status(context, first)).isEqualTo("DELIVERED");
+			assertThat(this.received).containsExactly("/k/1", "/k/2");
+			assertThat(OutboxContexts.jdbc(context).sql("SELECT count(*) FROM retry_outbox_key").query(Long.class)
+				.single()).isZero();
 		});
 	}
 
