@@ -3,8 +3,8 @@ package io.retryoutbox;
 import org.springframework.http.HttpHeaders;
 
 /**
- * What one delivery attempt produced: either an HTTP response (of any status) or a failure
- * to obtain one.
+ * What one delivery attempt produced: either an HTTP response (of any status) or a
+ * failure to obtain one.
  */
 public sealed interface DeliveryOutcome permits DeliveryOutcome.Response, DeliveryOutcome.Failure {
 

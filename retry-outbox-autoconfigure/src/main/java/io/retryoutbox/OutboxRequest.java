@@ -15,11 +15,11 @@ import org.springframework.util.Assert;
 
 /**
  * An HTTP request to deliver through the outbox: a method, a destination named in
- * {@code retry-outbox.destinations}, a path relative to that destination's base URL, headers,
- * an optional body and an optional ordering key.
+ * {@code retry-outbox.destinations}, a path relative to that destination's base URL,
+ * headers, an optional body and an optional ordering key.
  * <p>
- * Build one with {@link #get}, {@link #post}, {@link #put}, {@link #patch} or {@link #delete}:
- * <pre class="code">
+ * Build one with {@link #get}, {@link #post}, {@link #put}, {@link #patch} or
+ * {@link #delete}: <pre class="code">
  * outbox.send(OutboxRequest.post("payments", "/charges").jsonBody(charge).orderingKey("order-42").build());
  * </pre>
  *
@@ -28,7 +28,8 @@ import org.springframework.util.Assert;
  * @param path the path (and query) relative to the destination's base URL
  * @param headers the request headers, in insertion order
  * @param body the body: {@code null}, bytes, or a value to serialize as JSON
- * @param orderingKey the key whose messages are delivered in enqueue order, or {@code null}
+ * @param orderingKey the key whose messages are delivered in enqueue order, or
+ * {@code null}
  */
 public record OutboxRequest(HttpMethod method, String destination, String path, Map<String, List<String>> headers,
 		@Nullable Body body, @Nullable String orderingKey) {
@@ -198,7 +199,8 @@ public record OutboxRequest(HttpMethod method, String destination, String path, 
 		}
 
 		/**
-		 * Sets the ordering key: messages with the same key are delivered in enqueue order.
+		 * Sets the ordering key: messages with the same key are delivered in enqueue
+		 * order.
 		 * @param orderingKey the key, or {@code null} for none
 		 * @return this builder
 		 */

@@ -7,8 +7,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * The decision of a {@link RetryPolicy} about a message after an attempt.
  */
-public sealed interface RetryDecision
-		permits RetryDecision.Delivered, RetryDecision.Retry, RetryDecision.Dead {
+public sealed interface RetryDecision permits RetryDecision.Delivered, RetryDecision.Retry, RetryDecision.Dead {
 
 	/**
 	 * The message was delivered.
@@ -57,7 +56,10 @@ public sealed interface RetryDecision
 	 */
 	enum DeadReason {
 
-		/** The downstream answered with a status (and error code) that cannot succeed later. */
+		/**
+		 * The downstream answered with a status (and error code) that cannot succeed
+		 * later.
+		 */
 		TERMINAL_STATUS,
 
 		/** The configured maximum number of attempts was reached. */

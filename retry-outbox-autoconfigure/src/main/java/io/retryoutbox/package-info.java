@@ -1,5 +1,6 @@
 /**
- * Public API of retry-outbox: the {@code Outbox}, its requests and the {@code RetryPolicy}.
+ * Public API of retry-outbox: the {@code Outbox}, its requests and the
+ * {@code RetryPolicy}.
  */
 @NullMarked
 package io.retryoutbox;

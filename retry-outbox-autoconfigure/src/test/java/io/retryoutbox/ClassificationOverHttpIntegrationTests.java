@@ -22,8 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The default classification, end to end: a real HTTP server answers, the relay records what
- * the policy decided on the row.
+ * The default classification, end to end: a real HTTP server answers, the relay records
+ * what the policy decided on the row.
  */
 class ClassificationOverHttpIntegrationTests {
 

@@ -32,8 +32,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Nothing is lost when a relay dies mid-batch, when the database drops every connection, or
- * when the application stops while requests are in flight.
+ * Nothing is lost when a relay dies mid-batch, when the database drops every connection,
+ * or when the application stops while requests are in flight.
  */
 class CrashAndShutdownIntegrationTests {
 
@@ -93,7 +93,8 @@ class CrashAndShutdownIntegrationTests {
 			}
 		});
 		Process doomed = RelayProcess.start("spring.datasource.url=" + this.jdbcUrl,
-				"retry-outbox.destinations.api.base-url=" + this.server.url("/"), "retry-outbox.relay.lease-timeout=2s");
+				"retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+				"retry-outbox.relay.lease-timeout=2s");
 		try {
 			await().atMost(Duration.ofSeconds(60)).until(() -> this.requests.get() == 10);
 			assertThat(countWhere("status = 'IN_FLIGHT'")).isEqualTo(10);
@@ -152,10 +153,11 @@ class CrashAndShutdownIntegrationTests {
 				sendDespiteBrokenConnections(outbox, "/after/" + i);
 			}
 			await().atMost(Duration.ofSeconds(60))
-				.untilAsserted(() -> assertThat(jdbc()
-					.sql("SELECT status || ':' || count(*) FROM retry_outbox_message GROUP BY status")
-					.query(String.class)
-					.list()).containsExactly("DELIVERED:250"));
+				.untilAsserted(() -> assertThat(
+						jdbc().sql("SELECT status || ':' || count(*) FROM retry_outbox_message GROUP BY status")
+							.query(String.class)
+							.list())
+					.containsExactly("DELIVERED:250"));
 			assertThat(countWhere("true")).isEqualTo(250);
 		});
 	}

@@ -30,8 +30,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Several relay instances on one database: every message delivered, per-key order kept, no
- * message handled by two instances at once, duplicates only with the same idempotency key.
+ * Several relay instances on one database: every message delivered, per-key order kept,
+ * no message handled by two instances at once, duplicates only with the same idempotency
+ * key.
  */
 class MultiInstanceIntegrationTests {
 
@@ -73,8 +74,9 @@ class MultiInstanceIntegrationTests {
 	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
 			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.server.url("/"),
-					"retry-outbox.retry.delay=10ms", "retry-outbox.retry.max-delay=100ms", "retry-outbox.retry.jitter=0.5",
-					"retry-outbox.relay.batch-size=50", "retry-outbox.relay.poll-interval=200ms");
+					"retry-outbox.retry.delay=10ms", "retry-outbox.retry.max-delay=100ms",
+					"retry-outbox.retry.jitter=0.5", "retry-outbox.relay.batch-size=50",
+					"retry-outbox.relay.poll-interval=200ms");
 	}
 
 	@Test
@@ -86,7 +88,9 @@ class MultiInstanceIntegrationTests {
 				OutboxContexts.transactions(instance).executeWithoutResult((status) -> {
 					for (int key = 0; key < KEYS; key++) {
 						instance.getBean(Outbox.class)
-							.send(OutboxRequest.post("api", "/k/" + key + "/" + sequence).orderingKey("key-" + key).build());
+							.send(OutboxRequest.post("api", "/k/" + key + "/" + sequence)
+								.orderingKey("key-" + key)
+								.build());
 					}
 				});
 			}
@@ -115,17 +119,19 @@ class MultiInstanceIntegrationTests {
 	void anEnqueueOnOneInstanceWakesTheRelayOfAnotherRightAfterCommit() {
 		OutboxContexts.withInstances(List.of(runner().withPropertyValues("retry-outbox.relay.poll-interval=1h"),
 				runner().withPropertyValues("retry-outbox.relay.enabled=false")), (instances) -> {
-			ConfigurableApplicationContext relay = instances.get(0);
-			ConfigurableApplicationContext enqueueOnly = instances.get(1);
-			await().atMost(Duration.ofSeconds(10))
-				.until(() -> relay.getBean(PostgresWakeupListener.class).isListening());
-			assertThat(enqueueOnly.getBeansOfType(OutboxRelay.class)).isEmpty();
-			var id = OutboxContexts.transactions(enqueueOnly)
-				.execute((status) -> enqueueOnly.getBean(Outbox.class).send(OutboxRequest.post("api", "/wake").build()));
-			// The relay polls hourly and was not woken locally: only the notification can deliver this.
-			await().atMost(Duration.ofSeconds(10))
-				.until(() -> "DELIVERED".equals(OutboxContexts.row(relay, id).get("status")));
-		});
+					ConfigurableApplicationContext relay = instances.get(0);
+					ConfigurableApplicationContext enqueueOnly = instances.get(1);
+					await().atMost(Duration.ofSeconds(10))
+						.until(() -> relay.getBean(PostgresWakeupListener.class).isListening());
+					assertThat(enqueueOnly.getBeansOfType(OutboxRelay.class)).isEmpty();
+					var id = OutboxContexts.transactions(enqueueOnly)
+						.execute((status) -> enqueueOnly.getBean(Outbox.class)
+							.send(OutboxRequest.post("api", "/wake").build()));
+					// The relay polls hourly and was not woken locally: only the
+					// notification can deliver this.
+					await().atMost(Duration.ofSeconds(10))
+						.until(() -> "DELIVERED".equals(OutboxContexts.row(relay, id).get("status")));
+				});
 	}
 
 	private final class FaultyServer extends Dispatcher {

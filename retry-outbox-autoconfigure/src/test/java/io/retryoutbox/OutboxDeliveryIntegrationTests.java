@@ -29,8 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * End to end: enqueue in a transaction, deliver through the relay to a real HTTP server, on
- * a real PostgreSQL.
+ * End to end: enqueue in a transaction, deliver through the relay to a real HTTP server,
+ * on a real PostgreSQL.
  */
 class OutboxDeliveryIntegrationTests {
 
@@ -109,7 +109,8 @@ class OutboxDeliveryIntegrationTests {
 				status.setRollbackOnly();
 			});
 			assertThat(OutboxContexts.count(context)).isEqualTo(before);
-			// A committed marker proves the relay ran after the rolled-back one would have.
+			// A committed marker proves the relay ran after the rolled-back one would
+			// have.
 			UUID marker = sendInTransaction(context, OutboxRequest.get("payments", "/marker").build());
 			this.server.enqueue(new MockResponse.Builder().code(200).build());
 			awaitStatus(context, marker, "DELIVERED");
@@ -219,9 +220,9 @@ class OutboxDeliveryIntegrationTests {
 	void wakesTheRelayRightAfterCommitInsteadOfWaitingForThePoll() {
 		this.server.enqueue(new MockResponse.Builder().code(200).build());
 		runner().withPropertyValues("retry-outbox.relay.poll-interval=1h").run((context) -> {
-			// The relay's first poll runs at start; only the after-commit wake-up can deliver this.
-			await().atMost(Duration.ofSeconds(10))
-				.until(() -> context.getBean(OutboxRelay.class).isRunning());
+			// The relay's first poll runs at start; only the after-commit wake-up can
+			// deliver this.
+			await().atMost(Duration.ofSeconds(10)).until(() -> context.getBean(OutboxRelay.class).isRunning());
 			UUID id = sendInTransaction(context, charge("order-6"));
 			awaitStatus(context, id, "DELIVERED");
 		});

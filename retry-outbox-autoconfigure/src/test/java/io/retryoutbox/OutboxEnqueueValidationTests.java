@@ -72,13 +72,15 @@ class OutboxEnqueueValidationTests {
 	@ParameterizedTest
 	@ValueSource(strings = { "X-Bad\r\nName", "X Bad", "X:Bad" })
 	void refusesAnInvalidHeaderName(String name) {
-		assertRefused(OutboxRequest.post("payments", "/x").header(name, "v").build(), "is not a valid HTTP header name");
+		assertRefused(OutboxRequest.post("payments", "/x").header(name, "v").build(),
+				"is not a valid HTTP header name");
 	}
 
 	@Test
 	void refusesABodyOverTheSizeLimit() {
-		assertRefused(OutboxRequest.post("payments", "/x").body(new byte[1025], MediaType.APPLICATION_OCTET_STREAM)
-			.build(), "Request body of 1025 bytes exceeds retry-outbox.max-body-size of 1024 bytes");
+		assertRefused(
+				OutboxRequest.post("payments", "/x").body(new byte[1025], MediaType.APPLICATION_OCTET_STREAM).build(),
+				"Request body of 1025 bytes exceeds retry-outbox.max-body-size of 1024 bytes");
 	}
 
 	@Test
@@ -91,7 +93,9 @@ class OutboxEnqueueValidationTests {
 	void acceptsABodyAtTheSizeLimit() {
 		this.runner.run((context) -> {
 			sendInTransaction(context,
-					OutboxRequest.post("payments", "/x").body(new byte[1024], MediaType.APPLICATION_OCTET_STREAM).build());
+					OutboxRequest.post("payments", "/x")
+						.body(new byte[1024], MediaType.APPLICATION_OCTET_STREAM)
+						.build());
 			assertThat(OutboxContexts.count(context)).isOne();
 		});
 	}

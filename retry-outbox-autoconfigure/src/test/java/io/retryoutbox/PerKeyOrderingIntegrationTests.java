@@ -29,8 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Messages of one ordering key are delivered one at a time in enqueue order; a retried head
- * stays the head; a dead head skips or parks its key.
+ * Messages of one ordering key are delivered one at a time in enqueue order; a retried
+ * head stays the head; a dead head skips or parks its key.
  */
 class PerKeyOrderingIntegrationTests {
 
@@ -93,9 +93,11 @@ class PerKeyOrderingIntegrationTests {
 			assertThat(status(context, second)).isEqualTo("PENDING");
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, third)));
 			assertThat(status(context, first)).isEqualTo("DELIVERED");
-			assertThat(this.received.stream().filter((path) -> path.startsWith("/k/")))
-				.containsExactly("/k/1", "/k/1", "/k/1", "/k/2", "/k/3");
-			assertThat(OutboxContexts.jdbc(context).sql("SELECT count(*) FROM retry_outbox_key").query(Long.class)
+			assertThat(this.received.stream().filter((path) -> path.startsWith("/k/"))).containsExactly("/k/1", "/k/1",
+					"/k/1", "/k/2", "/k/3");
+			assertThat(OutboxContexts.jdbc(context)
+				.sql("SELECT count(*) FROM retry_outbox_key")
+				.query(Long.class)
 				.single()).isZero();
 		});
 	}
@@ -127,8 +129,8 @@ class PerKeyOrderingIntegrationTests {
 			assertThat(context.getBean(JdbcOutboxAdmin.class).replay(first, "test")).isTrue();
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));
 			assertThat(status(context, first)).isEqualTo("DELIVERED");
-			assertThat(this.received.stream().filter((path) -> path.startsWith("/k/")))
-				.containsExactly("/k/1", "/k/1", "/k/2");
+			assertThat(this.received.stream().filter((path) -> path.startsWith("/k/"))).containsExactly("/k/1", "/k/1",
+					"/k/2");
 		});
 	}
 
@@ -186,7 +188,9 @@ class PerKeyOrderingIntegrationTests {
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));
 			assertThat(status(context, first)).isEqualTo("DELIVERED");
 			assertThat(this.received).containsExactly("/k/1", "/k/2");
-			assertThat(OutboxContexts.jdbc(context).sql("SELECT count(*) FROM retry_outbox_key").query(Long.class)
+			assertThat(OutboxContexts.jdbc(context)
+				.sql("SELECT count(*) FROM retry_outbox_key")
+				.query(Long.class)
 				.single()).isZero();
 		});
 	}

@@ -32,14 +32,14 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 /**
  * The {@code outbox} endpoint: what is in the outbox, and the repair of dead messages.
  * <ul>
- * <li>{@code GET /actuator/outbox}: counts by status and destination, oldest pending age, lag,
- * parked keys;</li>
+ * <li>{@code GET /actuator/outbox}: counts by status and destination, oldest pending age,
+ * lag, parked keys;</li>
  * <li>{@code GET /actuator/outbox/messages?status=&destination=&orderingKey=&from=&to=&before=&limit=}:
  * a page of messages, newest first, dead ones unless another status is asked for;</li>
  * <li>{@code GET /actuator/outbox/messages/{id}}: one message with its attempt log;</li>
- * <li>{@code POST /actuator/outbox/replay} and {@code POST /actuator/outbox/discard} with a JSON
- * body of either {@code id} or a filter ({@code destination}, {@code deadReason}, {@code from},
- * {@code to}) and a {@code limit}: replay or delete dead messages.</li>
+ * <li>{@code POST /actuator/outbox/replay} and {@code POST /actuator/outbox/discard} with
+ * a JSON body of either {@code id} or a filter ({@code destination}, {@code deadReason},
+ * {@code from}, {@code to}) and a {@code limit}: replay or delete dead messages.</li>
  * </ul>
  * Its default access is read-only: the write operations must be allowed with
  * {@code management.endpoint.outbox.access=unrestricted}.
@@ -166,8 +166,8 @@ public class OutboxEndpoint {
 	}
 
 	/**
-	 * Replays or discards dead messages: the one with {@code id}, or every one that matches the
-	 * filter, up to {@code limit}.
+	 * Replays or discards dead messages: the one with {@code id}, or every one that
+	 * matches the filter, up to {@code limit}.
 	 * @param action {@code replay} or {@code discard}
 	 * @param id the message id, to act on one message
 	 * @param destination the destination of the messages to act on
@@ -234,8 +234,7 @@ public class OutboxEndpoint {
 			return defaultLimit;
 		}
 		if (limit < 1 || limit > max) {
-			throw new InvalidEndpointRequestException("Invalid limit " + limit,
-					"limit must be between 1 and " + max);
+			throw new InvalidEndpointRequestException("Invalid limit " + limit, "limit must be between 1 and " + max);
 		}
 		return limit;
 	}
@@ -253,7 +252,8 @@ public class OutboxEndpoint {
 	 *
 	 * @param statuses the number of messages by status
 	 * @param destinations the number of messages by destination, then by status
-	 * @param oldestPendingAgeSeconds how long ago the oldest unfinished message was enqueued
+	 * @param oldestPendingAgeSeconds how long ago the oldest unfinished message was
+	 * enqueued
 	 * @param lagSeconds how long the oldest due message has been waiting
 	 * @param parkedKeys the number of ordering keys held up by a dead message
 	 * @param parkedKeySample some of those keys
@@ -268,7 +268,8 @@ public class OutboxEndpoint {
 	 * A page of messages.
 	 *
 	 * @param messages the messages, newest first
-	 * @param next the {@code before} value of the next page, or {@code null} for the last page
+	 * @param next the {@code before} value of the next page, or {@code null} for the last
+	 * page
 	 */
 	public record MessagePage(List<MessageDescriptor> messages, @Nullable UUID next) {
 
@@ -313,8 +314,9 @@ public class OutboxEndpoint {
 	 *
 	 * @param action {@code replay} or {@code discard}
 	 * @param count the number of messages replayed or discarded
-	 * @param complete whether every matching message was; {@code false} when the limit or the
-	 * time budget of one request stopped it first, so that the same request should be sent again
+	 * @param complete whether every matching message was; {@code false} when the limit or
+	 * the time budget of one request stopped it first, so that the same request should be
+	 * sent again
 	 */
 	public record OperationResult(String action, int count, boolean complete) {
 

@@ -12,10 +12,11 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 
 /**
- * The health of the outbox: {@code DOWN} when the database cannot be read, or the relay stopped
- * polling unexpectedly or its last poll failed; {@code OUT_OF_SERVICE} while the relay is
- * stopped; the configured threshold status when the lag or the number of dead messages is over
- * its threshold; else {@code UP}. The details hold the figures in every case they could be read.
+ * The health of the outbox: {@code DOWN} when the database cannot be read, or the relay
+ * stopped polling unexpectedly or its last poll failed; {@code OUT_OF_SERVICE} while the
+ * relay is stopped; the configured threshold status when the lag or the number of dead
+ * messages is over its threshold; else {@code UP}. The details hold the figures in every
+ * case they could be read.
  */
 public class OutboxHealthIndicator extends AbstractHealthIndicator {
 
@@ -28,7 +29,8 @@ public class OutboxHealthIndicator extends AbstractHealthIndicator {
 	/**
 	 * Creates an indicator.
 	 * @param admin reads the figures
-	 * @param relay this instance's relay, or {@code null} on an instance that only enqueues
+	 * @param relay this instance's relay, or {@code null} on an instance that only
+	 * enqueues
 	 * @param thresholds when the outbox is reported unhealthy
 	 */
 	public OutboxHealthIndicator(JdbcOutboxAdmin admin, @Nullable OutboxRelay relay, Thresholds thresholds) {

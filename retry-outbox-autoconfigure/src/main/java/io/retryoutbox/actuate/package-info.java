@@ -1,5 +1,6 @@
 /**
- * Actuator support: the {@code outbox} endpoint and the {@code retryOutbox} health indicator.
+ * Actuator support: the {@code outbox} endpoint and the {@code retryOutbox} health
+ * indicator.
  */
 @NullMarked
 package io.retryoutbox.actuate;

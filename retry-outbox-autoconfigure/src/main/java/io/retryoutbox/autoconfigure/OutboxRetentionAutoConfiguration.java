@@ -15,8 +15,9 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 
 /**
- * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration}
- * of the retention of finished messages, on the instances that run a relay.
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} of the retention of finished messages, on the instances that run a
+ * relay.
  */
 @AutoConfiguration(after = RetryOutboxAutoConfiguration.class)
 @ConditionalOnBean(OutboxRelay.class)

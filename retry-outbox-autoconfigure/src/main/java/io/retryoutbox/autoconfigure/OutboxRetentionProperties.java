@@ -23,7 +23,8 @@ public class OutboxRetentionProperties {
 	private Duration delivered = Duration.ofDays(7);
 
 	/**
-	 * How long dead messages are kept after enqueue; until replayed or discarded when not set.
+	 * How long dead messages are kept after enqueue; until replayed or discarded when not
+	 * set.
 	 */
 	private @Nullable Duration dead;
 

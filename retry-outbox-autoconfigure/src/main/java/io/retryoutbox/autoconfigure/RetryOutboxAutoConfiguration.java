@@ -47,11 +47,12 @@ import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
- * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration}
- * for retry-outbox: the {@link Outbox}, its table, the {@link RetryPolicy} and the relay.
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} for retry-outbox: the {@link Outbox}, its table, the
+ * {@link RetryPolicy} and the relay.
  */
-@AutoConfiguration(after = { DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class,
-		WebClientAutoConfiguration.class },
+@AutoConfiguration(
+		after = { DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class, WebClientAutoConfiguration.class },
 		afterName = "org.springframework.boot.webclient.autoconfigure.WebClientObservationAutoConfiguration")
 @ConditionalOnClass({ WebClient.class, HttpClient.class, Flyway.class, JsonMapper.class })
 @ConditionalOnSingleCandidate(DataSource.class)
@@ -59,7 +60,8 @@ import org.springframework.web.reactive.function.client.WebClient;
 @EnableConfigurationProperties(RetryOutboxProperties.class)
 public final class RetryOutboxAutoConfiguration {
 
-	// After the application's own database initializers (e.g. Boot's Flyway), which would refuse
+	// After the application's own database initializers (e.g. Boot's Flyway), which would
+	// refuse
 	// a schema that already holds the outbox tables but no history of their own.
 	@Bean
 	@ConditionalOnMissingBean
@@ -109,11 +111,9 @@ public final class RetryOutboxAutoConfiguration {
 			ObjectProvider<OutboxRelay> relay, ObjectProvider<PostgresNotifier> notifier,
 			ObjectProvider<EnqueueObserver> enqueueObservers) {
 		JdbcOutbox.Settings settings = new JdbcOutbox.Settings(destinations(properties).keySet(),
-				properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(),
-				properties.isRequireTransaction());
+				properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(), properties.isRequireTransaction());
 		return new JdbcOutbox(store, settings,
-				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper),
-				() -> {
+				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), () -> {
 					relay.ifAvailable(OutboxRelay::wakeUp);
 					notifier.ifAvailable(PostgresNotifier::requestNotify);
 				}, EnqueueObserver.of(enqueueObservers.orderedStream().toList()));
@@ -171,9 +171,8 @@ public final class RetryOutboxAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		OutboxRelay retryOutboxRelay(JdbcOutboxStore store, RetryPolicy retryPolicy,
-				RetryOutboxProperties properties, ObjectProvider<WebClient.Builder> webClientBuilder,
-				ObjectProvider<AttemptObserver> attemptObservers) {
+		OutboxRelay retryOutboxRelay(JdbcOutboxStore store, RetryPolicy retryPolicy, RetryOutboxProperties properties,
+				ObjectProvider<WebClient.Builder> webClientBuilder, ObjectProvider<AttemptObserver> attemptObservers) {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay());
@@ -183,9 +182,9 @@ public final class RetryOutboxAutoConfiguration {
 		}
 
 		/**
-		 * Boot's builder brings codecs, customizers and observation; the connector is ours
-		 * because Reactor Netty would otherwise retry some failed requests by itself, and the
-		 * relay must be the only layer that retries.
+		 * Boot's builder brings codecs, customizers and observation; the connector is
+		 * ours because Reactor Netty would otherwise retry some failed requests by
+		 * itself, and the relay must be the only layer that retries.
 		 */
 		private static WebClient relayWebClient(ObjectProvider<WebClient.Builder> webClientBuilder) {
 			HttpClient httpClient = HttpClient.create()

@@ -117,8 +117,9 @@ public class RetryOutboxProperties {
 	public static class Ordering {
 
 		/**
-		 * What a dead message does to the later messages of its ordering key: skip lets them
-		 * proceed, block parks the key until the dead message is replayed or discarded.
+		 * What a dead message does to the later messages of its ordering key: skip lets
+		 * them proceed, block parks the key until the dead message is replayed or
+		 * discarded.
 		 */
 		private OnDead onDead = OnDead.SKIP;
 
@@ -138,8 +139,8 @@ public class RetryOutboxProperties {
 	public static class OrderingOverrides {
 
 		/**
-		 * What a dead message of this destination does to the later messages of its ordering
-		 * key; overrides retry-outbox.ordering.on-dead.
+		 * What a dead message of this destination does to the later messages of its
+		 * ordering key; overrides retry-outbox.ordering.on-dead.
 		 */
 		private @Nullable OnDead onDead;
 
@@ -168,8 +169,8 @@ public class RetryOutboxProperties {
 		private boolean enabled = true;
 
 		/**
-		 * Largest part of an error response body kept in the attempt log; secrets in it are
-		 * masked, and 2xx bodies are never kept.
+		 * Largest part of an error response body kept in the attempt log; secrets in it
+		 * are masked, and 2xx bodies are never kept.
 		 */
 		private DataSize responseSnippetSize = DataSize.ofKilobytes(1);
 
@@ -252,8 +253,8 @@ public class RetryOutboxProperties {
 		private int concurrency = 16;
 
 		/**
-		 * How long a claimed message stays leased to this instance before another may take it
-		 * over.
+		 * How long a claimed message stays leased to this instance before another may
+		 * take it over.
 		 */
 		private Duration leaseTimeout = Duration.ofMinutes(1);
 
@@ -270,7 +271,8 @@ public class RetryOutboxProperties {
 		private Duration startDelay = Duration.ZERO;
 
 		/**
-		 * Whether enqueues wake the relays of other instances through PostgreSQL LISTEN/NOTIFY.
+		 * Whether enqueues wake the relays of other instances through PostgreSQL
+		 * LISTEN/NOTIFY.
 		 */
 		private boolean notify = true;
 
@@ -515,7 +517,8 @@ public class RetryOutboxProperties {
 	public static class Destination {
 
 		/**
-		 * Base URL that request paths are resolved against, e.g. https://payments.internal/api.
+		 * Base URL that request paths are resolved against, e.g.
+		 * https://payments.internal/api.
 		 */
 		private @Nullable URI baseUrl;
 

@@ -22,8 +22,8 @@ import org.jspecify.annotations.Nullable;
  * @param attempt the number of this attempt, starting at 1
  * @param createdAt when the message was enqueued
  */
-public record ClaimedMessage(UUID id, String destination, String method, String path,
-		Map<String, List<String>> headers, byte @Nullable [] body, @Nullable String contentType,
-		@Nullable String orderingKey, String idempotencyKey, int attempt, Instant createdAt) {
+public record ClaimedMessage(UUID id, String destination, String method, String path, Map<String, List<String>> headers,
+		byte @Nullable [] body, @Nullable String contentType, @Nullable String orderingKey, String idempotencyKey,
+		int attempt, Instant createdAt) {
 
 }

@@ -9,8 +9,8 @@ import java.util.function.Consumer;
 import io.retryoutbox.OutboxRequest;
 
 /**
- * Watches the enqueueing of messages, e.g. to count them or to capture the trace context that
- * is stored with each one and restored when it is sent.
+ * Watches the enqueueing of messages, e.g. to count them or to capture the trace context
+ * that is stored with each one and restored when it is sent.
  */
 @FunctionalInterface
 public interface EnqueueObserver {
@@ -34,14 +34,15 @@ public interface EnqueueObserver {
 	 * Wraps the write of one message, in the enqueuing thread and transaction.
 	 * @param id the id of the message
 	 * @param request the request being enqueued
-	 * @param write writes the message with the given propagation fields ({@link #TRACEPARENT},
-	 * {@link #TRACESTATE}, possibly none); to be called exactly once
+	 * @param write writes the message with the given propagation fields
+	 * ({@link #TRACEPARENT}, {@link #TRACESTATE}, possibly none); to be called exactly
+	 * once
 	 */
 	void observe(UUID id, OutboxRequest request, Consumer<Map<String, String>> write);
 
 	/**
-	 * Combines observers; the first one wraps the others, and the fields of all of them are
-	 * stored.
+	 * Combines observers; the first one wraps the others, and the fields of all of them
+	 * are stored.
 	 * @param observers the observers, in order
 	 * @return one observer that applies them all
 	 */

@@ -45,7 +45,8 @@ public final class JdbcOutbox implements Outbox {
 	 * @param store where messages are written
 	 * @param settings what requests are accepted and how they are keyed
 	 * @param jsonMapper serializes JSON bodies and headers
-	 * @param afterCommit run after a transaction that enqueued commits, e.g. to wake the relay
+	 * @param afterCommit run after a transaction that enqueued commits, e.g. to wake the
+	 * relay
 	 */
 	public JdbcOutbox(JdbcOutboxStore store, Settings settings, JsonMapper jsonMapper, Runnable afterCommit) {
 		this(store, settings, jsonMapper, afterCommit, EnqueueObserver.NONE);
@@ -56,8 +57,10 @@ public final class JdbcOutbox implements Outbox {
 	 * @param store where messages are written
 	 * @param settings what requests are accepted and how they are keyed
 	 * @param jsonMapper serializes JSON bodies and headers
-	 * @param afterCommit run after a transaction that enqueued commits, e.g. to wake the relay
-	 * @param observer watches each enqueue, e.g. for metrics and to capture the trace context
+	 * @param afterCommit run after a transaction that enqueued commits, e.g. to wake the
+	 * relay
+	 * @param observer watches each enqueue, e.g. for metrics and to capture the trace
+	 * context
 	 */
 	public JdbcOutbox(JdbcOutboxStore store, Settings settings, JsonMapper jsonMapper, Runnable afterCommit,
 			EnqueueObserver observer) {
@@ -88,10 +91,11 @@ public final class JdbcOutbox implements Outbox {
 		Map<String, List<String>> headers = new LinkedHashMap<>(request.headers());
 		String idempotencyKey = idempotencyKey(headers, id);
 		String headersJson = this.jsonMapper.writeValueAsString(headers);
-		this.observer.observe(id, request, (trace) -> this.store.insert(new NewMessage(id, request.destination(),
-				request.method().name(), RequestValidator.normalizePath(request.path()), headersJson, body,
-				contentType(request.body()), request.orderingKey(), idempotencyKey,
-				trace.get(EnqueueObserver.TRACEPARENT), trace.get(EnqueueObserver.TRACESTATE))));
+		this.observer.observe(id, request,
+				(trace) -> this.store.insert(new NewMessage(id, request.destination(), request.method().name(),
+						RequestValidator.normalizePath(request.path()), headersJson, body, contentType(request.body()),
+						request.orderingKey(), idempotencyKey, trace.get(EnqueueObserver.TRACEPARENT),
+						trace.get(EnqueueObserver.TRACESTATE))));
 		wakeAfterCommit(inTransaction);
 		return id;
 	}

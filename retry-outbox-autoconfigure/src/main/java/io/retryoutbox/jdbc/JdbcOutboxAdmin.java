@@ -29,9 +29,9 @@ import org.springframework.util.Assert;
 
 /**
  * Reads the outbox for operators and repairs it: statistics, listings, and the replay or
- * discard of dead messages. Bulk operations work in chunks of {@link #CHUNK_SIZE} rows, each its
- * own short statement that skips locked rows, so a large replay neither holds long locks nor
- * blocks the relay.
+ * discard of dead messages. Bulk operations work in chunks of {@link #CHUNK_SIZE} rows,
+ * each its own short statement that skips locked rows, so a large replay neither holds
+ * long locks nor blocks the relay.
  */
 public final class JdbcOutboxAdmin {
 
@@ -49,8 +49,9 @@ public final class JdbcOutboxAdmin {
 	};
 
 	/**
-	 * The ordering keys parked by a dead message: with on-dead=block a dead head keeps holding
-	 * its key, so the key's later messages wait until it is replayed or discarded.
+	 * The ordering keys parked by a dead message: with on-dead=block a dead head keeps
+	 * holding its key, so the key's later messages wait until it is replayed or
+	 * discarded.
 	 */
 	private static final String PARKED_KEYS = """
 			SELECT DISTINCT ordering_key FROM %1$s
@@ -58,8 +59,8 @@ public final class JdbcOutboxAdmin {
 			""";
 
 	/**
-	 * Every figure comes from a partial index (due, lease, dead) or a small set of rows, never
-	 * from the delivered ones.
+	 * Every figure comes from a partial index (due, lease, dead) or a small set of rows,
+	 * never from the delivered ones.
 	 */
 	private static final String STATS = """
 			SELECT
@@ -91,9 +92,9 @@ public final class JdbcOutboxAdmin {
 			""";
 
 	/**
-	 * A replayed message keeps its ordering key's order: one that had released its key (it
-	 * died with on-dead=skip) takes the key again and is the head only if nothing else of the
-	 * key is unfinished; otherwise it waits and, being the oldest, goes next.
+	 * A replayed message keeps its ordering key's order: one that had released its key
+	 * (it died with on-dead=skip) takes the key again and is the head only if nothing
+	 * else of the key is unfinished; otherwise it waits and, being the oldest, goes next.
 	 */
 	private static final String REPLAY = """
 			WITH target AS (
@@ -189,8 +190,8 @@ public final class JdbcOutboxAdmin {
 	 * @param jsonMapper reads the stored headers
 	 * @param store keeps the ordering keys' bookkeeping when a discard releases a key
 	 * @param attemptLog whether replays are recorded in the attempt log
-	 * @param timeBudget how long a bulk operation may run before it returns what it did so far,
-	 * so that a request to replay many rows does not time out
+	 * @param timeBudget how long a bulk operation may run before it returns what it did
+	 * so far, so that a request to replay many rows does not time out
 	 */
 	public JdbcOutboxAdmin(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper, JdbcOutboxStore store,
 			boolean attemptLog, Duration timeBudget) {
@@ -235,7 +236,8 @@ public final class JdbcOutboxAdmin {
 	 * @return the keys, in order
 	 */
 	public List<String> parkedKeys(int limit) {
-		return this.jdbc.sql("SELECT * FROM (" + PARKED_KEYS.formatted(this.tables.message()) + ") k ORDER BY 1 LIMIT ?")
+		return this.jdbc
+			.sql("SELECT * FROM (" + PARKED_KEYS.formatted(this.tables.message()) + ") k ORDER BY 1 LIMIT ?")
 			.param(limit)
 			.query(String.class)
 			.list();
@@ -244,8 +246,8 @@ public final class JdbcOutboxAdmin {
 	/**
 	 * Lists messages, newest first.
 	 * @param filter which messages
-	 * @param before the id of the last message of the previous page, or {@code null} for the
-	 * first page
+	 * @param before the id of the last message of the previous page, or {@code null} for
+	 * the first page
 	 * @param limit the largest number of messages returned
 	 * @return the messages
 	 */
@@ -282,13 +284,16 @@ public final class JdbcOutboxAdmin {
 	 * @return its attempts and replays
 	 */
 	public List<StoredAttempt> attempts(UUID id) {
-		return this.jdbc.sql(ATTEMPTS.formatted(this.tables.attempt())).param(id).query(JdbcOutboxAdmin::toAttempt).list();
+		return this.jdbc.sql(ATTEMPTS.formatted(this.tables.attempt()))
+			.param(id)
+			.query(JdbcOutboxAdmin::toAttempt)
+			.list();
 	}
 
 	/**
-	 * Makes a dead message {@code PENDING} again, due now, with a fresh budget (no attempts
-	 * made, the deadline counted from now) and the same id and idempotency key, and records
-	 * the replay in the attempt log.
+	 * Makes a dead message {@code PENDING} again, due now, with a fresh budget (no
+	 * attempts made, the deadline counted from now) and the same id and idempotency key,
+	 * and records the replay in the attempt log.
 	 * @param id the message id
 	 * @param actor who replays it
 	 * @return whether the message was dead and is replayed
@@ -320,8 +325,8 @@ public final class JdbcOutboxAdmin {
 	}
 
 	/**
-	 * Deletes the dead messages that match a filter, and their attempt logs, oldest first, in
-	 * chunks.
+	 * Deletes the dead messages that match a filter, and their attempt logs, oldest
+	 * first, in chunks.
 	 * @param filter which dead messages; its status is ignored
 	 * @param limit the largest number of messages deleted
 	 * @return how many were deleted and whether all matching ones were
@@ -422,10 +427,11 @@ public final class JdbcOutboxAdmin {
 	}
 
 	private static StoredAttempt toAttempt(ResultSet rs, int row) throws SQLException {
-		return new StoredAttempt(rs.getInt("attempt"), instant(rs, "started_at"), rs.getObject("duration_ms", Long.class),
-				rs.getString("outcome"), rs.getObject("status_code", Integer.class), rs.getString("error_code"),
-				rs.getString("error"), rs.getString("response_snippet"), rs.getObject("delay_ms", Long.class),
-				rs.getString("delay_reason"), rs.getString("actor"));
+		return new StoredAttempt(rs.getInt("attempt"), instant(rs, "started_at"),
+				rs.getObject("duration_ms", Long.class), rs.getString("outcome"),
+				rs.getObject("status_code", Integer.class), rs.getString("error_code"), rs.getString("error"),
+				rs.getString("response_snippet"), rs.getObject("delay_ms", Long.class), rs.getString("delay_reason"),
+				rs.getString("actor"));
 	}
 
 	private static @Nullable Instant instant(ResultSet rs, String column) throws SQLException {
@@ -446,8 +452,8 @@ public final class JdbcOutboxAdmin {
 	 * The result of a bulk operation.
 	 *
 	 * @param count the number of messages replayed or discarded
-	 * @param complete whether every matching message was; {@code false} when the limit or the
-	 * time budget stopped the operation first
+	 * @param complete whether every matching message was; {@code false} when the limit or
+	 * the time budget stopped the operation first
 	 */
 	public record BulkResult(int count, boolean complete) {
 

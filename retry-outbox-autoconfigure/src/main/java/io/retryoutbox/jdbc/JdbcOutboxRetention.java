@@ -8,10 +8,10 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.util.Assert;
 
 /**
- * Deletes finished messages, and with them their attempt logs, once they are older than their
- * retention: {@code DELIVERED} ones by delivery time, {@code DEAD} ones by enqueue time. It
- * deletes in chunks, each its own short statement that skips locked rows, and never touches a
- * {@code PENDING} or {@code IN_FLIGHT} message.
+ * Deletes finished messages, and with them their attempt logs, once they are older than
+ * their retention: {@code DELIVERED} ones by delivery time, {@code DEAD} ones by enqueue
+ * time. It deletes in chunks, each its own short statement that skips locked rows, and
+ * never touches a {@code PENDING} or {@code IN_FLIGHT} message.
  */
 public final class JdbcOutboxRetention {
 

@@ -36,7 +36,8 @@ public final class JdbcOutboxStore {
 			VALUES (?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?)
 			""";
 
-	// The upsert holds the key's row lock until the enqueuing transaction ends, which is what
+	// The upsert holds the key's row lock until the enqueuing transaction ends, which is
+	// what
 	// orders it against a relay promoting the key's next head.
 	private static final String INSERT_KEYED = """
 			WITH k AS (
@@ -63,8 +64,8 @@ public final class JdbcOutboxStore {
 			""";
 
 	/**
-	 * The new state of each row and, in the same statement, its attempt log row (unless the
-	 * log is off, the last parameter).
+	 * The new state of each row and, in the same statement, its attempt log row (unless
+	 * the log is off, the last parameter).
 	 */
 	private static final String COMPLETE = """
 			WITH updated AS (
@@ -96,7 +97,8 @@ public final class JdbcOutboxStore {
 			SELECT count(*) FROM updated
 			""";
 
-	// SKIP LOCKED: a key locked by an enqueuing transaction is left for a later pass, so this
+	// SKIP LOCKED: a key locked by an enqueuing transaction is left for a later pass, so
+	// this
 	// never waits on an application transaction and cannot deadlock with one.
 	private static final String LOCK_RELEASABLE_KEYS = """
 			SELECT k.ordering_key FROM %2$s k
@@ -116,7 +118,8 @@ public final class JdbcOutboxStore {
 			WHERE k.ordering_key = r.ordering_key
 			""";
 
-	// A statement of its own, so that its snapshot, taken after the keys were locked, sees every
+	// A statement of its own, so that its snapshot, taken after the keys were locked,
+	// sees every
 	// enqueue that committed before.
 	private static final String PROMOTE = """
 			WITH promoted AS (
@@ -236,12 +239,12 @@ public final class JdbcOutboxStore {
 	}
 
 	/**
-	 * Writes the outcomes of a batch, and their attempt log rows, in one statement. A row whose
-	 * lease was taken over by another owner is left alone.
+	 * Writes the outcomes of a batch, and their attempt log rows, in one statement. A row
+	 * whose lease was taken over by another owner is left alone.
 	 * @param owner the relay instance that holds the leases
 	 * @param completions the outcomes
-	 * @return the number of rows written; fewer than completed when another relay took a lease
-	 * over
+	 * @return the number of rows written; fewer than completed when another relay took a
+	 * lease over
 	 */
 	public int complete(String owner, List<Completion> completions) {
 		if (completions.isEmpty()) {
@@ -285,8 +288,8 @@ public final class JdbcOutboxStore {
 	}
 
 	/**
-	 * The stored snippet of an error body: never of a 2xx response, masked, and cut to the
-	 * configured size.
+	 * The stored snippet of an error body: never of a 2xx response, masked, and cut to
+	 * the configured size.
 	 */
 	private @Nullable String snippet(Completion completion) {
 		Integer status = completion.statusCode();
@@ -298,8 +301,8 @@ public final class JdbcOutboxStore {
 	}
 
 	/**
-	 * Lets the next message of every ordering key whose head finished go, except keys that an
-	 * enqueuing transaction holds right now; those are left for a later call.
+	 * Lets the next message of every ordering key whose head finished go, except keys
+	 * that an enqueuing transaction holds right now; those are left for a later call.
 	 * @return the number of keys released
 	 */
 	public int releaseKeys() {
@@ -317,8 +320,9 @@ public final class JdbcOutboxStore {
 	}
 
 	/**
-	 * Lets the next message of each of these keys go, unless the key still has a head, and
-	 * forgets keys with nothing unfinished. Call it in the transaction that locked the keys.
+	 * Lets the next message of each of these keys go, unless the key still has a head,
+	 * and forgets keys with nothing unfinished. Call it in the transaction that locked
+	 * the keys.
 	 * @param keys the ordering keys that were released
 	 */
 	public void promoteNextHeads(String[] keys) {
@@ -338,8 +342,8 @@ public final class JdbcOutboxStore {
 	}
 
 	/**
-	 * Extends the leases of messages that {@code owner} still holds, so that a slow but alive
-	 * relay keeps what it is sending.
+	 * Extends the leases of messages that {@code owner} still holds, so that a slow but
+	 * alive relay keeps what it is sending.
 	 * @param owner the relay instance
 	 * @param ids the messages it is still working on
 	 * @param lease the new lease, from now
@@ -351,8 +355,8 @@ public final class JdbcOutboxStore {
 	}
 
 	/**
-	 * Gives back every message leased to {@code owner} without counting the attempt, e.g. at
-	 * shutdown.
+	 * Gives back every message leased to {@code owner} without counting the attempt, e.g.
+	 * at shutdown.
 	 * @param owner the relay instance
 	 * @return the number of messages released
 	 */
@@ -362,17 +366,17 @@ public final class JdbcOutboxStore {
 
 	private ClaimedMessage claimed(ResultSet rs, int row) throws SQLException {
 		return new ClaimedMessage(rs.getObject("id", UUID.class), rs.getString("destination"), rs.getString("method"),
-				rs.getString("path"), this.jsonMapper.readValue(rs.getString("headers"), HEADERS),
-				rs.getBytes("body"), rs.getString("content_type"), rs.getString("ordering_key"),
-				rs.getString("idempotency_key"), rs.getInt("attempts"),
-				rs.getObject("created_at", OffsetDateTime.class).toInstant());
+				rs.getString("path"), this.jsonMapper.readValue(rs.getString("headers"), HEADERS), rs.getBytes("body"),
+				rs.getString("content_type"), rs.getString("ordering_key"), rs.getString("idempotency_key"),
+				rs.getInt("attempts"), rs.getObject("created_at", OffsetDateTime.class).toInstant());
 	}
 
 	/**
 	 * Whether and how attempts are logged in the attempt log table.
 	 *
 	 * @param enabled whether each attempt is logged
-	 * @param responseSnippetSize the largest number of bytes kept of an error response body
+	 * @param responseSnippetSize the largest number of bytes kept of an error response
+	 * body
 	 */
 	public record AttemptLog(boolean enabled, int responseSnippetSize) {
 

@@ -10,7 +10,8 @@ import javax.sql.DataSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * Reads the trace context stored with messages at enqueue, for a whole batch in one query.
+ * Reads the trace context stored with messages at enqueue, for a whole batch in one
+ * query.
  */
 public final class JdbcTraceContexts {
 

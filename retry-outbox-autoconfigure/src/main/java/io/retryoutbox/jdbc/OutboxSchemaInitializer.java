@@ -9,8 +9,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.InitializingBean;
 
 /**
- * Creates and upgrades the outbox tables with the starter's own Flyway migrations and history
- * table, so they never mix with the application's own migrations.
+ * Creates and upgrades the outbox tables with the starter's own Flyway migrations and
+ * history table, so they never mix with the application's own migrations.
  */
 public final class OutboxSchemaInitializer implements InitializingBean {
 
@@ -39,7 +39,8 @@ public final class OutboxSchemaInitializer implements InitializingBean {
 			.dataSource(this.dataSource)
 			.locations(LOCATION)
 			.table(HISTORY_TABLE)
-			// The application's schema is usually not empty: start below V1 so V1 still runs.
+			// The application's schema is usually not empty: start below V1 so V1 still
+			// runs.
 			.baselineOnMigrate(true)
 			.baselineVersion("0")
 			.cleanDisabled(true);

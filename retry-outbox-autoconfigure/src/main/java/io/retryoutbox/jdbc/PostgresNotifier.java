@@ -18,10 +18,11 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * Tells the relays of other instances that messages were committed, with a PostgreSQL
- * {@code NOTIFY} sent after the enqueuing transaction committed, from a connection of its own.
+ * {@code NOTIFY} sent after the enqueuing transaction committed, from a connection of its
+ * own.
  * <p>
- * PostgreSQL serializes the commits of all transactions that issued a {@code NOTIFY}, so a
- * notification inside every business transaction would cap the application's write
+ * PostgreSQL serializes the commits of all transactions that issued a {@code NOTIFY}, so
+ * a notification inside every business transaction would cap the application's write
  * throughput. Requests are coalesced instead: at most one notification per
  * {@code minInterval}, however many transactions committed.
  */

@@ -16,9 +16,9 @@ import org.postgresql.PGNotification;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Listens on a PostgreSQL channel with a dedicated connection and wakes the local relay when
- * another instance committed messages. It reconnects with backoff after failures; the relay's
- * polling remains the fallback whenever notifications are lost.
+ * Listens on a PostgreSQL channel with a dedicated connection and wakes the local relay
+ * when another instance committed messages. It reconnects with backoff after failures;
+ * the relay's polling remains the fallback whenever notifications are lost.
  */
 public final class PostgresWakeupListener implements SmartLifecycle {
 
@@ -91,7 +91,8 @@ public final class PostgresWakeupListener implements SmartLifecycle {
 				}
 				this.listening = true;
 				backoff = 100;
-				// Anything committed while we were not listening is found by this wake-up.
+				// Anything committed while we were not listening is found by this
+				// wake-up.
 				this.wakeUp.run();
 				PGConnection pg = connection.unwrap(PGConnection.class);
 				while (this.running) {

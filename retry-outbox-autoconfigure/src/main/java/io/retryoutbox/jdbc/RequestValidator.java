@@ -27,9 +27,9 @@ final class RequestValidator {
 
 	void validate(OutboxRequest request) {
 		if (!this.destinations.contains(request.destination())) {
-			throw new IllegalArgumentException("Unknown destination '" + request.destination()
-					+ "': configure retry-outbox.destinations." + request.destination()
-					+ ".base-url (configured: " + this.destinations + ")");
+			throw new IllegalArgumentException(
+					"Unknown destination '" + request.destination() + "': configure retry-outbox.destinations."
+							+ request.destination() + ".base-url (configured: " + this.destinations + ")");
 		}
 		validatePath(request.path());
 		request.headers().forEach(RequestValidator::validateHeader);

@@ -16,9 +16,9 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Recognizes names whose values are secrets (headers such as {@code Authorization}, JSON members
- * such as {@code access_token}) and masks such values in text, so that they are neither shown
- * nor stored.
+ * Recognizes names whose values are secrets (headers such as {@code Authorization}, JSON
+ * members such as {@code access_token}) and masks such values in text, so that they are
+ * neither shown nor stored.
  */
 public final class SecretValues {
 
@@ -43,10 +43,10 @@ public final class SecretValues {
 	}
 
 	/**
-	 * Whether the value of a header or member with this name is a secret: {@code Authorization},
-	 * {@code Proxy-Authorization}, {@code Cookie}, {@code Set-Cookie} and any name containing
-	 * {@code token}, {@code secret}, {@code password} or {@code key}, except
-	 * {@code Idempotency-Key}.
+	 * Whether the value of a header or member with this name is a secret:
+	 * {@code Authorization}, {@code Proxy-Authorization}, {@code Cookie},
+	 * {@code Set-Cookie} and any name containing {@code token}, {@code secret},
+	 * {@code password} or {@code key}, except {@code Idempotency-Key}.
 	 * @param name the name, in any case
 	 * @return whether its value must be masked
 	 */
@@ -67,24 +67,23 @@ public final class SecretValues {
 	}
 
 	/**
-	 * Masks what looks secret in a text such as an error response body: the values of JSON
-	 * members and form fields with a secret name, and credentials after {@code Bearer},
-	 * {@code Basic} or {@code Digest}.
+	 * Masks what looks secret in a text such as an error response body: the values of
+	 * JSON members and form fields with a secret name, and credentials after
+	 * {@code Bearer}, {@code Basic} or {@code Digest}.
 	 * @param text the text
 	 * @return the text with those values replaced by {@link #MASK}
 	 */
 	public static String mask(String text) {
-		String masked = replace(JSON_MEMBER, text,
-				(m) -> isSecretName(m.group(1)) ? "\"" + m.group(1) + "\"" + m.group(2) + "\"" + MASK + "\""
-						: m.group());
+		String masked = replace(JSON_MEMBER, text, (m) -> isSecretName(m.group(1))
+				? "\"" + m.group(1) + "\"" + m.group(2) + "\"" + MASK + "\"" : m.group());
 		masked = replace(FORM_PAIR, masked, (m) -> isSecretName(m.group(1)) ? m.group(1) + "=" + MASK : m.group());
 		return CREDENTIALS.matcher(masked).replaceAll((m) -> m.group(1) + " " + MASK);
 	}
 
 	/**
 	 * Turns the start of an error body into text to keep: decoded as UTF-8 (invalid bytes
-	 * replaced), masked, without NUL characters, and cut to at most {@code maxBytes} bytes of
-	 * UTF-8 without splitting a character.
+	 * replaced), masked, without NUL characters, and cut to at most {@code maxBytes}
+	 * bytes of UTF-8 without splitting a character.
 	 * @param body the body
 	 * @param maxBytes the largest size of the result in UTF-8
 	 * @return the snippet, or {@code null} if the body is empty or nothing may be kept

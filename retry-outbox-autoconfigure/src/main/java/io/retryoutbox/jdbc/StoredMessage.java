@@ -31,11 +31,10 @@ import org.jspecify.annotations.Nullable;
  * @param deliveredAt when the message was delivered, or {@code null}
  * @param traceParent the W3C traceparent of the enqueuing request, or {@code null}
  */
-public record StoredMessage(UUID id, String destination, String method, String path,
-		Map<String, List<String>> headers, @Nullable String contentType, long bodySize, @Nullable String orderingKey,
-		String idempotencyKey, String status, int attempts, Instant createdAt, Instant nextAttemptAt,
-		@Nullable Instant lastAttemptAt, @Nullable Integer lastStatusCode, @Nullable String lastErrorCode,
-		@Nullable String lastError, @Nullable String deadReason, @Nullable Instant deliveredAt,
-		@Nullable String traceParent) {
+public record StoredMessage(UUID id, String destination, String method, String path, Map<String, List<String>> headers,
+		@Nullable String contentType, long bodySize, @Nullable String orderingKey, String idempotencyKey, String status,
+		int attempts, Instant createdAt, Instant nextAttemptAt, @Nullable Instant lastAttemptAt,
+		@Nullable Integer lastStatusCode, @Nullable String lastErrorCode, @Nullable String lastError,
+		@Nullable String deadReason, @Nullable Instant deliveredAt, @Nullable String traceParent) {
 
 }

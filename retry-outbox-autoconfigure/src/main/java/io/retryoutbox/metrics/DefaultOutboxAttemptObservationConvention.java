@@ -6,8 +6,8 @@ import io.retryoutbox.metrics.OutboxObservationDocumentation.HighCardinalityKeys
 import io.retryoutbox.metrics.OutboxObservationDocumentation.LowCardinalityKeys;
 
 /**
- * The default {@link OutboxAttemptObservationConvention}: {@code retry.outbox.attempts} tagged
- * with destination, outcome and status class.
+ * The default {@link OutboxAttemptObservationConvention}: {@code retry.outbox.attempts}
+ * tagged with destination, outcome and status class.
  */
 public class DefaultOutboxAttemptObservationConvention implements OutboxAttemptObservationConvention {
 

@@ -17,11 +17,11 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * Makes each attempt an {@link OutboxObservationDocumentation#ATTEMPT observation} that is the
- * parent of the WebClient's own, so that with tracing the client span and the
+ * Makes each attempt an {@link OutboxObservationDocumentation#ATTEMPT observation} that
+ * is the parent of the WebClient's own, so that with tracing the client span and the
  * {@code traceparent} header come from Boot's instrumented WebClient. With a
- * {@link JdbcTraceContexts}, the trace context stored at enqueue is restored as the remote
- * parent of the attempt.
+ * {@link JdbcTraceContexts}, the trace context stored at enqueue is restored as the
+ * remote parent of the attempt.
  */
 public final class ObservingAttemptObserver implements AttemptObserver {
 
@@ -39,8 +39,8 @@ public final class ObservingAttemptObserver implements AttemptObserver {
 	 * Creates an observer.
 	 * @param registry where observations are made
 	 * @param convention the convention that overrides the default one, or {@code null}
-	 * @param traceContexts reads the trace context stored with messages, or {@code null} to
-	 * start a new trace for each attempt
+	 * @param traceContexts reads the trace context stored with messages, or {@code null}
+	 * to start a new trace for each attempt
 	 */
 	public ObservingAttemptObserver(ObservationRegistry registry,
 			@Nullable OutboxAttemptObservationConvention convention, @Nullable JdbcTraceContexts traceContexts) {
@@ -67,7 +67,8 @@ public final class ObservingAttemptObserver implements AttemptObserver {
 			return new ObservingAttemptObserver(this.registry, this.convention, this.traceContexts, found);
 		}
 		catch (RuntimeException ex) {
-			// A lost parent costs a broken trace; failing here would hold up the whole batch.
+			// A lost parent costs a broken trace; failing here would hold up the whole
+			// batch.
 			logger.debug("Could not read the stored trace contexts; the attempts start new traces", ex);
 			return this;
 		}

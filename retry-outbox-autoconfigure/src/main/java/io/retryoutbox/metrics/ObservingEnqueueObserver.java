@@ -13,8 +13,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Makes each enqueue an {@link OutboxObservationDocumentation#ENQUEUE observation}; with
- * tracing, its propagation fields ({@code traceparent}, {@code tracestate}) are stored with the
- * message, so that the delivery continues the trace of the request that caused it.
+ * tracing, its propagation fields ({@code traceparent}, {@code tracestate}) are stored
+ * with the message, so that the delivery continues the trace of the request that caused
+ * it.
  */
 public final class ObservingEnqueueObserver implements EnqueueObserver {
 

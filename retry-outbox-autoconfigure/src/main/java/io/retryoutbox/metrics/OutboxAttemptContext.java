@@ -9,9 +9,9 @@ import io.retryoutbox.jdbc.Completion;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The context of an {@link OutboxObservationDocumentation#ATTEMPT attempt} observation. Its
- * carrier holds the propagation fields stored at enqueue, so that with tracing the attempt
- * continues the trace of the request that enqueued the message.
+ * The context of an {@link OutboxObservationDocumentation#ATTEMPT attempt} observation.
+ * Its carrier holds the propagation fields stored at enqueue, so that with tracing the
+ * attempt continues the trace of the request that enqueued the message.
  */
 public class OutboxAttemptContext extends ReceiverContext<Map<String, String>> {
 

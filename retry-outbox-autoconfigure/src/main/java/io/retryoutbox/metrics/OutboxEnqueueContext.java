@@ -8,8 +8,8 @@ import io.micrometer.observation.transport.Kind;
 import io.micrometer.observation.transport.SenderContext;
 
 /**
- * The context of an {@link OutboxObservationDocumentation#ENQUEUE enqueue} observation; its
- * carrier receives the propagation fields that are stored with the message.
+ * The context of an {@link OutboxObservationDocumentation#ENQUEUE enqueue} observation;
+ * its carrier receives the propagation fields that are stored with the message.
  */
 public class OutboxEnqueueContext extends SenderContext<Map<String, String>> {
 

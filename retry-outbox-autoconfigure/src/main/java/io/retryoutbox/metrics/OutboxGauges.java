@@ -19,9 +19,9 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * The gauges {@code retry.outbox.pending}, {@code retry.outbox.dead},
- * {@code retry.outbox.lag.seconds} and {@code retry.outbox.parked.keys}, all read from one
- * {@link JdbcOutboxAdmin#stats() query} on its own thread at a fixed interval, never per scrape.
- * They read {@code NaN} until the first query and after one that failed.
+ * {@code retry.outbox.lag.seconds} and {@code retry.outbox.parked.keys}, all read from
+ * one {@link JdbcOutboxAdmin#stats() query} on its own thread at a fixed interval, never
+ * per scrape. They read {@code NaN} until the first query and after one that failed.
  */
 public final class OutboxGauges implements SmartLifecycle {
 

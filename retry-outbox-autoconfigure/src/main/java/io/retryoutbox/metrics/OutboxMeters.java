@@ -21,9 +21,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 
 /**
  * The meters fed by events: {@code retry.outbox.enqueued}, counted when the enqueuing
- * transaction commits, and {@code retry.outbox.delivery.latency}, from enqueue to delivery, with
- * a histogram. The attempt timer {@code retry.outbox.attempts} comes from the attempt
- * observation.
+ * transaction commits, and {@code retry.outbox.delivery.latency}, from enqueue to
+ * delivery, with a histogram. The attempt timer {@code retry.outbox.attempts} comes from
+ * the attempt observation.
  */
 public final class OutboxMeters implements AttemptObserver, EnqueueObserver {
 

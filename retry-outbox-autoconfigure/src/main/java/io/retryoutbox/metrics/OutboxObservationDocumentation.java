@@ -6,9 +6,10 @@ import io.micrometer.observation.ObservationConvention;
 import io.micrometer.observation.docs.ObservationDocumentation;
 
 /**
- * The observations of retry-outbox. With Micrometer metrics each one is also a timer of the
- * same name; with tracing, the enqueue is a producer span whose context is stored with the
- * message, and each attempt a consumer span that continues it, parent of the HTTP client span.
+ * The observations of retry-outbox. With Micrometer metrics each one is also a timer of
+ * the same name; with tracing, the enqueue is a producer span whose context is stored
+ * with the message, and each attempt a consumer span that continues it, parent of the
+ * HTTP client span.
  */
 public enum OutboxObservationDocumentation implements ObservationDocumentation {
 
@@ -86,8 +87,8 @@ public enum OutboxObservationDocumentation implements ObservationDocumentation {
 		},
 
 		/**
-		 * The class of the response status ({@code 2xx} ... {@code 5xx}), or {@code NONE} when no
-		 * response was received.
+		 * The class of the response status ({@code 2xx} ... {@code 5xx}), or {@code NONE}
+		 * when no response was received.
 		 */
 		STATUS_CLASS {
 

@@ -7,8 +7,9 @@ import io.retryoutbox.jdbc.Completion;
 import reactor.core.publisher.Mono;
 
 /**
- * Watches the relay's delivery attempts, e.g. to time them or to trace them. The relay calls
- * {@link #forBatch} once per claimed batch and then {@link #observe} once per attempt.
+ * Watches the relay's delivery attempts, e.g. to time them or to trace them. The relay
+ * calls {@link #forBatch} once per claimed batch and then {@link #observe} once per
+ * attempt.
  */
 @FunctionalInterface
 public interface AttemptObserver {
@@ -27,8 +28,8 @@ public interface AttemptObserver {
 	Mono<Completion> observe(ClaimedMessage message, Mono<Completion> attempt);
 
 	/**
-	 * Returns the observer of the attempts of a claimed batch, e.g. one that has looked up
-	 * what it needs about the whole batch in one query.
+	 * Returns the observer of the attempts of a claimed batch, e.g. one that has looked
+	 * up what it needs about the whole batch in one query.
 	 * @param batch the messages about to be attempted
 	 * @return the observer of their attempts
 	 */

@@ -62,8 +62,8 @@ final class DecisionRecorder {
 					errorBody);
 		}
 		RetryDecision.Dead dead = (RetryDecision.Dead) decision;
-		logger.warn("Outbox message " + message.id() + " to '" + message.destination() + "' is dead: "
-				+ dead.reason() + " (" + dead.detail() + ")");
+		logger.warn("Outbox message " + message.id() + " to '" + message.destination() + "' is dead: " + dead.reason()
+				+ " (" + dead.detail() + ")");
 		boolean skip = this.onDead.getOrDefault(message.destination(), OnDead.SKIP) == OnDead.SKIP;
 		return new Completion(message.id(), "DEAD", null, statusCode, dead.errorCode(), dead.detail(),
 				dead.reason().name(), skip, null, null, null, null, errorBody);

@@ -14,8 +14,8 @@ import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
- * Sends one claimed message and turns whatever happens into a {@link DeliveryOutcome}; the
- * returned publisher never errors.
+ * Sends one claimed message and turns whatever happens into a {@link DeliveryOutcome};
+ * the returned publisher never errors.
  */
 final class HttpDispatcher {
 

@@ -11,7 +11,8 @@ public enum OnDead {
 	SKIP,
 
 	/**
-	 * The key is parked: its later messages wait until the dead one is replayed or discarded.
+	 * The key is parked: its later messages wait until the dead one is replayed or
+	 * discarded.
 	 */
 	BLOCK
 

@@ -36,12 +36,13 @@ import org.springframework.util.Assert;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
- * Claims due outbox messages, sends them and records what the {@link RetryPolicy} decided.
+ * Claims due outbox messages, sends them and records what the {@link RetryPolicy}
+ * decided.
  * <p>
- * It owns a single scheduler thread, so it needs no {@code @EnableScheduling}. Messages are
- * claimed whenever a sending slot is free and their outcomes are written in batches as they
- * arrive, so one slow request never holds up the others. A retry is a new due time on the
- * row, never a sleeping thread, so stopping never waits for a backoff.
+ * It owns a single scheduler thread, so it needs no {@code @EnableScheduling}. Messages
+ * are claimed whenever a sending slot is free and their outcomes are written in batches
+ * as they arrive, so one slow request never holds up the others. A retry is a new due
+ * time on the row, never a sleeping thread, so stopping never waits for a backoff.
  */
 public final class OutboxRelay implements SmartLifecycle {
 
@@ -66,8 +67,10 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private final Queue<Completion> completed = new ConcurrentLinkedQueue<>();
 
-	// Leased messages this relay is sending or has an unwritten outcome for: only these have
-	// their lease extended, so a message whose outcome is lost is taken over after its lease.
+	// Leased messages this relay is sending or has an unwritten outcome for: only these
+	// have
+	// their lease extended, so a message whose outcome is lost is taken over after its
+	// lease.
 	private final Set<UUID> held = ConcurrentHashMap.newKeySet();
 
 	private volatile Disposable.Composite sending = Disposables.composite();
@@ -150,8 +153,8 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	/**
-	 * Looks for due messages now instead of at the next poll. Calls that arrive while a wake-up
-	 * is pending are coalesced.
+	 * Looks for due messages now instead of at the next poll. Calls that arrive while a
+	 * wake-up is pending are coalesced.
 	 */
 	public void wakeUp() {
 		ScheduledExecutorService executor = this.executor;
@@ -312,7 +315,8 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	/**
-	 * Claims as many due messages as there are free sending slots and starts sending them.
+	 * Claims as many due messages as there are free sending slots and starts sending
+	 * them.
 	 * @return whether the claim was full, so more messages may be due
 	 */
 	private boolean claimAndSend() {
@@ -348,7 +352,8 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	private void failed(ClaimedMessage message, Throwable ex) {
-		// The dispatcher never errors; if something else did, the lease brings the message back.
+		// The dispatcher never errors; if something else did, the lease brings the
+		// message back.
 		logger.error("Unexpected failure while sending outbox message " + message.id(), ex);
 		this.held.remove(message.id());
 		this.slots.release();

@@ -14,8 +14,8 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
- * Applies the retention of finished messages at a fixed interval, on its own thread, so it
- * needs no {@code @EnableScheduling} and never delays the relay.
+ * Applies the retention of finished messages at a fixed interval, on its own thread, so
+ * it needs no {@code @EnableScheduling} and never delays the relay.
  */
 public final class OutboxRetentionRunner implements SmartLifecycle {
 
@@ -35,8 +35,8 @@ public final class OutboxRetentionRunner implements SmartLifecycle {
 	 * Creates a runner.
 	 * @param retention deletes the messages
 	 * @param delivered how long delivered messages are kept
-	 * @param dead how long dead messages are kept, or {@code null} to keep them until they are
-	 * replayed or discarded
+	 * @param dead how long dead messages are kept, or {@code null} to keep them until
+	 * they are replayed or discarded
 	 * @param interval how often the retention is applied
 	 */
 	public OutboxRetentionRunner(JdbcOutboxRetention retention, Duration delivered, @Nullable Duration dead,

@@ -11,16 +11,16 @@ import org.jspecify.annotations.Nullable;
  * then lengthened by jitter.
  * <p>
  * Jitter is only ever added, so a stated {@code Retry-After} is never undercut, and it is
- * added above the {@code maxDelay} cap on purpose: clamping the total would land every late
- * attempt on exactly the cap and re-synchronize the callers that most need spreading.
+ * added above the {@code maxDelay} cap on purpose: clamping the total would land every
+ * late attempt on exactly the cap and re-synchronize the callers that most need
+ * spreading.
  */
 final class Backoff {
 
 	private Backoff() {
 	}
 
-	static Wait compute(RetrySettings settings, int attempt, @Nullable Duration retryAfter,
-			RandomGenerator random) {
+	static Wait compute(RetrySettings settings, int attempt, @Nullable Duration retryAfter, RandomGenerator random) {
 		Duration ramp = ramp(settings, attempt);
 		Duration floor = (retryAfter != null) ? min(retryAfter, settings.retryAfterMax()) : Duration.ZERO;
 		boolean retryAfterLonger = floor.compareTo(ramp) > 0;

@@ -22,11 +22,11 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.util.Assert;
 
 /**
- * The default {@link RetryPolicy}: 2xx is delivered; 408, 425, 429, 5xx other than 501 and
- * 505, and every failure to get a response are retried on an exponential ramp with jitter,
- * floored by {@code Retry-After}; a 409 is classified by the error code in its body; any
- * other status is final. A retry that would exceed the attempt budget or the deadline is
- * final too.
+ * The default {@link RetryPolicy}: 2xx is delivered; 408, 425, 429, 5xx other than 501
+ * and 505, and every failure to get a response are retried on an exponential ramp with
+ * jitter, floored by {@code Retry-After}; a 409 is classified by the error code in its
+ * body; any other status is final. A retry that would exceed the attempt budget or the
+ * deadline is final too.
  */
 public final class DefaultRetryPolicy implements RetryPolicy {
 
@@ -52,8 +52,7 @@ public final class DefaultRetryPolicy implements RetryPolicy {
 	 * @param defaults the settings
 	 */
 	public DefaultRetryPolicy(RetrySettings defaults) {
-		this(defaults, Map.of(), JsonMapper.shared(), Clock.systemUTC(),
-				() -> ThreadLocalRandom.current().nextLong());
+		this(defaults, Map.of(), JsonMapper.shared(), Clock.systemUTC(), () -> ThreadLocalRandom.current().nextLong());
 	}
 
 	/**
@@ -64,8 +63,8 @@ public final class DefaultRetryPolicy implements RetryPolicy {
 	 * @param clock the clock that retries are scheduled from
 	 * @param random the source of jitter, safe for concurrent use if the policy is shared
 	 */
-	public DefaultRetryPolicy(RetrySettings defaults, Map<String, RetrySettings> perDestination,
-			JsonMapper jsonMapper, Clock clock, RandomGenerator random) {
+	public DefaultRetryPolicy(RetrySettings defaults, Map<String, RetrySettings> perDestination, JsonMapper jsonMapper,
+			Clock clock, RandomGenerator random) {
 		Assert.notNull(defaults, "'defaults' must not be null");
 		Assert.notNull(perDestination, "'perDestination' must not be null");
 		Assert.notNull(jsonMapper, "'jsonMapper' must not be null");
@@ -91,8 +90,8 @@ public final class DefaultRetryPolicy implements RetryPolicy {
 		return retry(attempt, settings, now, null, describe(cause), null);
 	}
 
-	private RetryDecision decide(DeliveryAttempt attempt, DeliveryOutcome.Response response,
-			RetrySettings settings, Instant now) {
+	private RetryDecision decide(DeliveryAttempt attempt, DeliveryOutcome.Response response, RetrySettings settings,
+			Instant now) {
 		int status = response.statusCode();
 		if (status >= 200 && status < 300) {
 			return new RetryDecision.Delivered();
@@ -102,8 +101,7 @@ public final class DefaultRetryPolicy implements RetryPolicy {
 		if (!isTransient(status, errorCode, settings)) {
 			return new RetryDecision.Dead(DeadReason.TERMINAL_STATUS, description, errorCode);
 		}
-		Duration retryAfter = RetryAfter.parse(response.headers().getFirst(HttpHeaders.RETRY_AFTER), now)
-			.orElse(null);
+		Duration retryAfter = RetryAfter.parse(response.headers().getFirst(HttpHeaders.RETRY_AFTER), now).orElse(null);
 		return retry(attempt, settings, now, retryAfter, description, errorCode);
 	}
 
@@ -141,8 +139,8 @@ public final class DefaultRetryPolicy implements RetryPolicy {
 
 	/**
 	 * Describes a failure by its most specific cause, which names what went wrong
-	 * ({@code ConnectException: Connection refused}) rather than the client's wrapper, whose
-	 * message may carry the request URI.
+	 * ({@code ConnectException: Connection refused}) rather than the client's wrapper,
+	 * whose message may carry the request URI.
 	 */
 	private static String describe(Throwable failure) {
 		Throwable cause = NestedExceptionUtils.getMostSpecificCause(failure);

@@ -8,8 +8,9 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Reads an error code out of a response body, such as {@code {"error":{"code":"CONFLICT"}}}
- * or an RFC 9457 problem detail with a {@code code} extension member.
+ * Reads an error code out of a response body, such as
+ * {@code {"error":{"code":"CONFLICT"}}} or an RFC 9457 problem detail with a {@code code}
+ * extension member.
  */
 final class ErrorCodeReader {
 

@@ -31,8 +31,8 @@ final class RetryAfter {
 	 * Parses a {@code Retry-After} value into the delay it asks for.
 	 * @param value the header value, if any
 	 * @param now the current time, for HTTP-dates and two-digit years
-	 * @return the delay, {@link Duration#ZERO} for a date in the past, or empty if the value is
-	 * missing or malformed
+	 * @return the delay, {@link Duration#ZERO} for a date in the past, or empty if the
+	 * value is missing or malformed
 	 */
 	static Optional<Duration> parse(@Nullable String value, Instant now) {
 		if (value == null || value.isBlank()) {
@@ -71,8 +71,8 @@ final class RetryAfter {
 	}
 
 	/**
-	 * The obsolete RFC 850 form, whose two-digit year is read as at most 50 years ahead of
-	 * {@code now}, as RFC 9110 requires.
+	 * The obsolete RFC 850 form, whose two-digit year is read as at most 50 years ahead
+	 * of {@code now}, as RFC 9110 requires.
 	 */
 	private static DateTimeFormatter rfc850(Instant now) {
 		int baseYear = now.atOffset(ZoneOffset.UTC).getYear() - 49;

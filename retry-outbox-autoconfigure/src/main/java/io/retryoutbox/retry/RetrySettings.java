@@ -16,24 +16,25 @@ import org.springframework.util.Assert;
  * @param jitter the largest share of the wait that is added on top of it at random
  * @param maxAttempts the number of attempts after which a transient failure is final
  * @param timeout the total delivery deadline, counted from enqueue
- * @param errorCodePointers JSON pointers into an error body where the error code is looked
- * for, in order
+ * @param errorCodePointers JSON pointers into an error body where the error code is
+ * looked for, in order
  * @param transientErrorCodes the 409 error codes that are retried
  * @param terminalErrorCodes the 409 error codes that are final
  * @param retryConflictWithoutCode whether a 409 without a known error code is retried
  */
-public record RetrySettings(Duration delay, double multiplier, Duration maxDelay, Duration retryAfterMax,
-		double jitter, int maxAttempts, Duration timeout, List<String> errorCodePointers,
-		Set<String> transientErrorCodes, Set<String> terminalErrorCodes, boolean retryConflictWithoutCode) {
+public record RetrySettings(Duration delay, double multiplier, Duration maxDelay, Duration retryAfterMax, double jitter,
+		int maxAttempts, Duration timeout, List<String> errorCodePointers, Set<String> transientErrorCodes,
+		Set<String> terminalErrorCodes, boolean retryConflictWithoutCode) {
 
 	/**
-	 * The defaults: 1s ramp start, x2, capped at 10m; Retry-After capped at 10m; +50% jitter;
-	 * 20 attempts within 24h; 409 codes read from {@code /error/code} then {@code /code},
-	 * {@code RESOURCE_LOCKED} retried, {@code CONFLICT} final, no code retried.
+	 * The defaults: 1s ramp start, x2, capped at 10m; Retry-After capped at 10m; +50%
+	 * jitter; 20 attempts within 24h; 409 codes read from {@code /error/code} then
+	 * {@code /code}, {@code RESOURCE_LOCKED} retried, {@code CONFLICT} final, no code
+	 * retried.
 	 */
-	public static final RetrySettings DEFAULTS = new RetrySettings(Duration.ofSeconds(1), 2.0,
-			Duration.ofMinutes(10), Duration.ofMinutes(10), 0.5, 20, Duration.ofHours(24),
-			List.of("/error/code", "/code"), Set.of("RESOURCE_LOCKED"), Set.of("CONFLICT"), true);
+	public static final RetrySettings DEFAULTS = new RetrySettings(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(10),
+			Duration.ofMinutes(10), 0.5, 20, Duration.ofHours(24), List.of("/error/code", "/code"),
+			Set.of("RESOURCE_LOCKED"), Set.of("CONFLICT"), true);
 
 	public RetrySettings {
 		Assert.isTrue(!delay.isNegative(), () -> "retry delay must not be negative, was " + delay);

@@ -35,8 +35,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The actuator endpoints over real HTTP, in a servlet application with the whole
- * auto-configuration, on a real PostgreSQL and against a real HTTP server. Run by the separate
- * Surefire execution that has the servlet stack on its classpath.
+ * auto-configuration, on a real PostgreSQL and against a real HTTP server. Run by the
+ * separate Surefire execution that has the servlet stack on its classpath.
  */
 class OutboxActuatorHttpTests {
 
@@ -100,7 +100,8 @@ class OutboxActuatorHttpTests {
 		assertThat(summary.at("/statuses/DELIVERED").asLong()).isEqualTo(1);
 		assertThat(summary.at("/destinations/payments/DEAD").asLong()).isEqualTo(1);
 		assertThat(json(get("/actuator/outbox/messages?status=DELIVERED&destination=payments"
-				+ "&from=2020-01-01T00:00:00Z&to=2999-01-01T00:00:00Z&limit=10"), 200).at("/messages")).hasSize(1);
+				+ "&from=2020-01-01T00:00:00Z&to=2999-01-01T00:00:00Z&limit=10"), 200)
+			.at("/messages")).hasSize(1);
 		JsonNode page = json(get("/actuator/outbox/messages"), 200);
 		assertThat(page.at("/messages/0/id").asString()).isEqualTo(dead.toString());
 		assertThat(page.at("/messages/0/headers/Authorization/0").asString()).isEqualTo("******");
@@ -118,15 +119,15 @@ class OutboxActuatorHttpTests {
 		assertThat(health.at("/components/retryOutbox/details/relay").asString()).isEqualTo("RUNNING");
 		assertThat(get("/actuator/health/liveness").body()).doesNotContain("retryOutbox");
 
-		await().untilAsserted(() -> assertThat(get("/actuator/prometheus").body())
-			.contains("retry_outbox_dead 1.0")
+		await().untilAsserted(() -> assertThat(get("/actuator/prometheus").body()).contains("retry_outbox_dead 1.0")
 			.contains("retry_outbox_pending 0.0")
 			.contains("retry_outbox_parked_keys 0.0")
 			.contains("retry_outbox_lag_seconds 0.0")
 			.contains("retry_outbox_enqueued_total{destination=\"payments\"} 2.0")
 			.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
 					+ "outcome=\"DEAD\",status_class=\"4xx\"} 1")
-			.containsPattern("retry_outbox_delivery_latency_seconds_bucket\\{destination=\"payments\",le=\"[0-9.]+\"}"));
+			.containsPattern(
+					"retry_outbox_delivery_latency_seconds_bucket\\{destination=\"payments\",le=\"[0-9.]+\"}"));
 	}
 
 	@Test
@@ -139,8 +140,8 @@ class OutboxActuatorHttpTests {
 		assertThat(replay.at("/count").asInt()).isEqualTo(1);
 		assertThat(replay.at("/complete").asBoolean()).isTrue();
 		await().atMost(Duration.ofSeconds(20))
-			.untilAsserted(() -> assertThat(OutboxContexts.row(this.context, replayed)).containsEntry("status",
-					"DELIVERED"));
+			.untilAsserted(
+					() -> assertThat(OutboxContexts.row(this.context, replayed)).containsEntry("status", "DELIVERED"));
 		JsonNode log = json(get("/actuator/outbox/messages/" + replayed), 200).at("/attemptLog");
 		assertThat(log.at("/1/outcome").asString()).isEqualTo("REPLAYED");
 		assertThat(log.at("/1/actor").asString()).isEqualTo("anonymous");

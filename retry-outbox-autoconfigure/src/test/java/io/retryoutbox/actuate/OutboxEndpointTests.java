@@ -38,8 +38,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The {@link OutboxEndpoint} on a real PostgreSQL, with messages driven into each state by a
- * real HTTP server.
+ * The {@link OutboxEndpoint} on a real PostgreSQL, with messages driven into each state
+ * by a real HTTP server.
  */
 class OutboxEndpointTests {
 
@@ -57,9 +57,11 @@ class OutboxEndpointTests {
 		this.server = new MockWebServer();
 		this.server.setDispatcher(this.dispatcher);
 		this.server.start();
-		this.dispatcher.answer("/api/bad", new MockResponse.Builder().code(400)
-			.body("{\"error\":{\"code\":\"INVALID\"},\"api_key\":\"k3y\"}")
-			.build())
+		this.dispatcher
+			.answer("/api/bad",
+					new MockResponse.Builder().code(400)
+						.body("{\"error\":{\"code\":\"INVALID\"},\"api_key\":\"k3y\"}")
+						.build())
 			.answer("/api/busy", new MockResponse.Builder().code(503).build())
 			.answer("/api/slow", new MockResponse.Builder().code(200).headersDelay(30, TimeUnit.SECONDS).build());
 	}
@@ -71,12 +73,12 @@ class OutboxEndpointTests {
 
 	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
-			.withConfiguration(AutoConfigurations.of(EndpointAutoConfiguration.class,
-					OutboxEndpointAutoConfiguration.class))
+			.withConfiguration(
+					AutoConfigurations.of(EndpointAutoConfiguration.class, OutboxEndpointAutoConfiguration.class))
 			.withPropertyValues("management.endpoints.web.exposure.include=outbox",
 					"retry-outbox.destinations.payments.base-url=http://localhost:" + this.server.getPort() + "/api",
-					"retry-outbox.destinations.payments.timeout=60s", "retry-outbox.destinations.audit.base-url="
-							+ "http://localhost:" + this.server.getPort() + "/api",
+					"retry-outbox.destinations.payments.timeout=60s",
+					"retry-outbox.destinations.audit.base-url=" + "http://localhost:" + this.server.getPort() + "/api",
 					"retry-outbox.retry.delay=1h", "retry-outbox.relay.shutdown-timeout=0s");
 	}
 
@@ -109,9 +111,9 @@ class OutboxEndpointTests {
 			UUID pending = send(context, "audit", "/busy", "k3");
 			awaitStatus(context, delivered, "DELIVERED");
 			awaitStatus(context, dead, "DEAD");
-			await().untilAsserted(() -> assertThat(OutboxContexts.row(context, pending))
-				.containsEntry("status", "PENDING")
-				.containsEntry("attempts", 1));
+			await()
+				.untilAsserted(() -> assertThat(OutboxContexts.row(context, pending)).containsEntry("status", "PENDING")
+					.containsEntry("attempts", 1));
 			UUID inFlight = send(context, "audit", "/slow", "k4");
 			awaitStatus(context, inFlight, "IN_FLIGHT");
 			// A later message with the dead one's key is parked behind it.
@@ -206,8 +208,9 @@ class OutboxEndpointTests {
 				.containsEntry("Authorization", List.of("Bearer s3cr3t"))
 				.containsEntry("X-Api-Key", List.of("k3y"));
 		});
-		runner().withPropertyValues("management.endpoint.outbox.show-values=when-authorized",
-				"management.endpoint.outbox.roles=OPS")
+		runner()
+			.withPropertyValues("management.endpoint.outbox.show-values=when-authorized",
+					"management.endpoint.outbox.roles=OPS")
 			.run((context) -> {
 				UUID id = send(context, "payments", "/bad", "k");
 				awaitStatus(context, id, "DEAD");
@@ -232,8 +235,7 @@ class OutboxEndpointTests {
 			OperationResult result = endpoint(context).operate("replay", id, null, null, null, null, null, ALICE);
 			assertThat(result).isEqualTo(new OperationResult("replay", 1, true));
 			awaitStatus(context, id, "DELIVERED");
-			assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 1)
-				.containsEntry("dead_reason", null);
+			assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 1).containsEntry("dead_reason", null);
 			List<String> keys = this.dispatcher.requests()
 				.stream()
 				.map((request) -> request.getHeaders().get("Idempotency-Key"))

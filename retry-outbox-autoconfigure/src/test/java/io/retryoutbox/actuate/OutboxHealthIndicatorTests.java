@@ -78,7 +78,8 @@ class OutboxHealthIndicatorTests {
 		});
 		this.runner.withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.health.max-lag=1h")
 			.run((context) -> assertThat(health(context).getStatus()).isEqualTo(Status.UP));
-		this.runner.withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.health.threshold-status=LAGGING")
+		this.runner
+			.withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.health.threshold-status=LAGGING")
 			.run((context) -> assertThat(health(context).getStatus()).isEqualTo(new Status("LAGGING")));
 	}
 
@@ -90,7 +91,8 @@ class OutboxHealthIndicatorTests {
 		});
 		this.runner.withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.health.max-dead=1")
 			.run((context) -> {
-				// The same database: the two dead messages of the first run are still there.
+				// The same database: the two dead messages of the first run are still
+				// there.
 				Health health = health(context);
 				assertThat(health.getStatus()).isEqualTo(Status.DOWN);
 				assertThat(health.getDetails()).containsEntry("dead", 2L)

@@ -146,7 +146,8 @@ class RetryOutboxAutoConfigurationTests {
 			assertThat(tableExists(context, "flyway_schema_history")).isFalse();
 			assertThat(tableExists(context, "application_table_that_must_not_exist")).isFalse();
 			assertThat(context).doesNotHaveBean(Flyway.class);
-			assertThat(jdbc.sql("SELECT count(*) FROM retry_outbox_schema_history WHERE success").query(Long.class)
+			assertThat(jdbc.sql("SELECT count(*) FROM retry_outbox_schema_history WHERE success")
+				.query(Long.class)
 				.single()).isPositive();
 		});
 	}

@@ -20,7 +20,8 @@ class RetryOutboxPropertiesTests {
 	void attemptLogDefaultsAreConsistentWithTheStoreDefaults() {
 		RetryOutboxProperties.AttemptLog attemptLog = new RetryOutboxProperties().getAttemptLog();
 		assertThat(new JdbcOutboxStore.AttemptLog(attemptLog.isEnabled(),
-				(int) attemptLog.getResponseSnippetSize().toBytes())).isEqualTo(JdbcOutboxStore.AttemptLog.DEFAULTS);
+				(int) attemptLog.getResponseSnippetSize().toBytes()))
+			.isEqualTo(JdbcOutboxStore.AttemptLog.DEFAULTS);
 	}
 
 	@Test

@@ -23,8 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The attempt log, written by the relay on a real PostgreSQL for attempts against a real HTTP
- * server.
+ * The attempt log, written by the relay on a real PostgreSQL for attempts against a real
+ * HTTP server.
  */
 class AttemptLogIntegrationTests {
 
@@ -123,7 +123,8 @@ class AttemptLogIntegrationTests {
 			UUID id = send(context, "/charges");
 			awaitStatus(context, id, "DEAD");
 			String snippet = (String) attempts(context, id).get(0).get("response_snippet");
-			assertThat(snippet).startsWith("{\"message\":\"denied\",\"access_token\":\"******\",\"hint\":\"Bearer ******\"")
+			assertThat(snippet)
+				.startsWith("{\"message\":\"denied\",\"access_token\":\"******\",\"hint\":\"Bearer ******\"")
 				.hasSize(100)
 				.doesNotContain("t0ps3cret")
 				.doesNotContain("abc.def");

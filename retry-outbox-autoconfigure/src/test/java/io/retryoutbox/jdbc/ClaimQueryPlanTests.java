@@ -16,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The claim statement reads O(batch) rows, not O(table): shown on its real plan with 10^6
- * pending messages spread over 10^4 ordering keys, of which only the 10^4 heads are claimable.
+ * pending messages spread over 10^4 ordering keys, of which only the 10^4 heads are
+ * claimable.
  */
 class ClaimQueryPlanTests {
 
@@ -46,9 +47,8 @@ class ClaimQueryPlanTests {
 			}
 			connection.setAutoCommit(false);
 			JsonNode plan;
-			try (PreparedStatement explain = connection
-				.prepareStatement("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + JdbcOutboxStore.CLAIM
-					.formatted("retry_outbox_message"))) {
+			try (PreparedStatement explain = connection.prepareStatement("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "
+					+ JdbcOutboxStore.CLAIM.formatted("retry_outbox_message"))) {
 				explain.setString(1, "plan-test");
 				explain.setLong(2, 60_000);
 				explain.setInt(3, 100);
@@ -79,6 +79,5 @@ class ClaimQueryPlanTests {
 		}
 		return max;
 	}
-
 
 }

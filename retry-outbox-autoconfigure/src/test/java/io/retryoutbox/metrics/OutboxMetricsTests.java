@@ -35,8 +35,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The meters of the outbox, read from a Prometheus registry, with messages driven into each
- * state on a real PostgreSQL and against a real HTTP server.
+ * The meters of the outbox, read from a Prometheus registry, with messages driven into
+ * each state on a real PostgreSQL and against a real HTTP server.
  */
 class OutboxMetricsTests {
 
@@ -119,7 +119,8 @@ class OutboxMetricsTests {
 						+ "outcome=\"RETRY\",status_class=\"5xx\"} " + retries)
 				.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
 						+ "outcome=\"DEAD\",status_class=\"4xx\"} 1")
-				.containsPattern("retry_outbox_delivery_latency_seconds_bucket\\{destination=\"payments\",le=\"[0-9.]+\"}")
+				.containsPattern(
+						"retry_outbox_delivery_latency_seconds_bucket\\{destination=\"payments\",le=\"[0-9.]+\"}")
 				.contains("retry_outbox_delivery_latency_seconds_count{destination=\"payments\"} 1");
 		});
 	}
@@ -149,7 +150,9 @@ class OutboxMetricsTests {
 	void deliversWithoutMetersWhenMicrometerIsNotOnTheClasspath() {
 		runner().withClassLoader(new FilteredClassLoader("io.micrometer.core", "io.micrometer.prometheusmetrics"))
 			.run((context) -> {
-				assertThat(context).hasNotFailed().doesNotHaveBean(OutboxMeters.class).doesNotHaveBean(OutboxGauges.class);
+				assertThat(context).hasNotFailed()
+					.doesNotHaveBean(OutboxMeters.class)
+					.doesNotHaveBean(OutboxGauges.class);
 				UUID id = send(context, "/ok");
 				awaitStatus(context, id, "DELIVERED");
 			});

@@ -36,8 +36,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * With Micrometer Tracing (Brave), the delivery of a message continues the trace of the request
- * that enqueued it, through the trace context stored with the row.
+ * With Micrometer Tracing (Brave), the delivery of a message continues the trace of the
+ * request that enqueued it, through the trace context stored with the row.
  */
 class OutboxTracingTests {
 

@@ -31,8 +31,9 @@ class OutboxRetentionTests {
 	}
 
 	/**
-	 * Inserts messages of a status, finished (delivered or enqueued) {@code age} ago, each with
-	 * an attempt log row; pending and in-flight ones are not due and leased far ahead.
+	 * Inserts messages of a status, finished (delivered or enqueued) {@code age} ago,
+	 * each with an attempt log row; pending and in-flight ones are not due and leased far
+	 * ahead.
 	 */
 	private static void insert(AssertableApplicationContext context, String status, int count, Duration age) {
 		OutboxContexts.jdbc(context).sql("""
@@ -71,7 +72,8 @@ class OutboxRetentionTests {
 			insert(context, "DEAD", 4, Duration.ofDays(30));
 			insert(context, "PENDING", 5, Duration.ofDays(30));
 			insert(context, "IN_FLIGHT", 6, Duration.ofDays(30));
-			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(count(context, "DELIVERED")).isEqualTo(3));
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(count(context, "DELIVERED")).isEqualTo(3));
 			assertThat(count(context, "DEAD")).isEqualTo(4);
 			assertThat(count(context, "PENDING")).isEqualTo(5);
 			assertThat(count(context, "IN_FLIGHT")).isEqualTo(6);

@@ -299,8 +299,8 @@ class DefaultRetryPolicyTests {
 
 	@Test
 	void givesUpWhenAttemptsAreExhausted() {
-		assertThat(decide(NO_JITTER, 20, response(503))).isEqualTo(
-				new RetryDecision.Dead(DeadReason.ATTEMPTS_EXHAUSTED, "20 attempts made; last: HTTP 503", null));
+		assertThat(decide(NO_JITTER, 20, response(503)))
+			.isEqualTo(new RetryDecision.Dead(DeadReason.ATTEMPTS_EXHAUSTED, "20 attempts made; last: HTTP 503", null));
 	}
 
 	@Test
@@ -313,8 +313,8 @@ class DefaultRetryPolicyTests {
 	@Test
 	void namesTheMostSpecificCauseOfTheLastFailure() {
 		Throwable failure = clientFailure(new ConnectException("Connection refused"));
-		assertThat(decide(NO_JITTER, 20, new DeliveryOutcome.Failure(failure))).isEqualTo(new RetryDecision.Dead(DeadReason.ATTEMPTS_EXHAUSTED,
-				"20 attempts made; last: ConnectException: Connection refused", null));
+		assertThat(decide(NO_JITTER, 20, new DeliveryOutcome.Failure(failure))).isEqualTo(new RetryDecision.Dead(
+				DeadReason.ATTEMPTS_EXHAUSTED, "20 attempts made; last: ConnectException: Connection refused", null));
 	}
 
 	@Test
@@ -343,9 +343,8 @@ class DefaultRetryPolicyTests {
 	@Test
 	void givesUpWhenRetryAfterReachesPastTheDeadline() {
 		RetrySettings settings = withBudget(20, Duration.ofMinutes(5));
-		assertThat(decide(settings, 1, response(503, "Retry-After", "300")))
-			.isInstanceOfSatisfying(RetryDecision.Dead.class,
-					(dead) -> assertThat(dead.reason()).isEqualTo(DeadReason.DEADLINE_EXCEEDED));
+		assertThat(decide(settings, 1, response(503, "Retry-After", "300"))).isInstanceOfSatisfying(
+				RetryDecision.Dead.class, (dead) -> assertThat(dead.reason()).isEqualTo(DeadReason.DEADLINE_EXCEEDED));
 	}
 
 	@Test
@@ -382,8 +381,7 @@ class DefaultRetryPolicyTests {
 				response(503));
 		Instant after = Instant.now();
 		assertThat(decision).isInstanceOfSatisfying(RetryDecision.Retry.class,
-				(retry) -> assertThat(retry.nextAttemptAt()).isBetween(before.plusSeconds(1),
-						after.plusMillis(1500)));
+				(retry) -> assertThat(retry.nextAttemptAt()).isBetween(before.plusSeconds(1), after.plusMillis(1500)));
 	}
 
 	private static RetryDecision decide(RetrySettings settings, int attempt, DeliveryOutcome outcome) {

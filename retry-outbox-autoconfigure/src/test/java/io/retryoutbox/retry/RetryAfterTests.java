@@ -78,8 +78,8 @@ class RetryAfterTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
-			"Sun Nov  6 08:49:37 1994" })
+	@ValueSource(
+			strings = { "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994" })
 	void parsesADateInThePastAsZero(String value) {
 		assertThat(RetryAfter.parse(value, NEW_YEAR_2026)).contains(Duration.ZERO);
 	}

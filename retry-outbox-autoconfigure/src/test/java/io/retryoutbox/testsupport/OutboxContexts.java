@@ -34,7 +34,8 @@ public final class OutboxContexts {
 	}
 
 	/**
-	 * A runner with the outbox and what it builds on, on the given database, polling quickly.
+	 * A runner with the outbox and what it builds on, on the given database, polling
+	 * quickly.
 	 * @param jdbcUrl the database
 	 * @return the runner
 	 */

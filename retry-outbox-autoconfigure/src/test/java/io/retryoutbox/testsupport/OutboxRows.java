@@ -45,16 +45,18 @@ public final class OutboxRows {
 	public static UUID insert(ApplicationContext context, String status, @Nullable String orderingKey,
 			Duration dueAgo) {
 		UUID id = UUID.randomUUID();
-		// A keyed row holds its key, as a live message or a dead one parking it (on-dead=block),
+		// A keyed row holds its key, as a live message or a dead one parking it
+		// (on-dead=block),
 		// and is the key's head only if no earlier row holds it.
-		OutboxContexts.jdbc(context).sql("""
-				INSERT INTO retry_outbox_message (id, destination, method, path, idempotency_key, status,
-					ordering_key, next_attempt_at, created_at, dead_reason, holds_key, is_head)
-				VALUES (?, 'payments', 'POST', '/direct', ?, ?, ?, now() - ? * interval '1 millisecond',
-					now() - ? * interval '1 millisecond', CASE WHEN ? = 'DEAD' THEN 'TERMINAL_STATUS' END,
-					?::text IS NOT NULL, ?::text IS NULL OR NOT EXISTS (
-						SELECT 1 FROM retry_outbox_message x WHERE x.ordering_key = ? AND x.holds_key))
-				""")
+		OutboxContexts.jdbc(context)
+			.sql("""
+					INSERT INTO retry_outbox_message (id, destination, method, path, idempotency_key, status,
+						ordering_key, next_attempt_at, created_at, dead_reason, holds_key, is_head)
+					VALUES (?, 'payments', 'POST', '/direct', ?, ?, ?, now() - ? * interval '1 millisecond',
+						now() - ? * interval '1 millisecond', CASE WHEN ? = 'DEAD' THEN 'TERMINAL_STATUS' END,
+						?::text IS NOT NULL, ?::text IS NULL OR NOT EXISTS (
+							SELECT 1 FROM retry_outbox_message x WHERE x.ordering_key = ? AND x.holds_key))
+					""")
 			.params(id, id.toString(), status, orderingKey, dueAgo.toMillis(), Math.max(dueAgo.toMillis(), 0), status,
 					orderingKey, orderingKey, orderingKey)
 			.update();

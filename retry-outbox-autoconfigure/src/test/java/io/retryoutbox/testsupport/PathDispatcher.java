@@ -10,8 +10,8 @@ import mockwebserver3.MockResponse;
 import mockwebserver3.RecordedRequest;
 
 /**
- * Answers each request by its path, so that messages sent concurrently get the answers meant
- * for them; a path without an answer gets a 200.
+ * Answers each request by its path, so that messages sent concurrently get the answers
+ * meant for them; a path without an answer gets a 200.
  */
 public final class PathDispatcher extends Dispatcher {
 

@@ -10,8 +10,8 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * An application with the starter, run as a separate JVM so that a test can kill it without
- * a clean stop.
+ * An application with the starter, run as a separate JVM so that a test can kill it
+ * without a clean stop.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableAutoConfiguration

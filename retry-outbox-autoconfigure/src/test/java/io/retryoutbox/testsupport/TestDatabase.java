@@ -15,9 +15,10 @@ import java.util.regex.Pattern;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
 /**
- * A real PostgreSQL for tests: the server named by {@code RETRY_OUTBOX_TEST_JDBC_URL} when it
- * is set, else one embedded server per JVM. Each call of {@link #createDatabase()} makes a
- * fresh database on it, so test classes never see each other's rows.
+ * A real PostgreSQL for tests: the server named by {@code RETRY_OUTBOX_TEST_JDBC_URL}
+ * when it is set, else one embedded server per JVM. Each call of
+ * {@link #createDatabase()} makes a fresh database on it, so test classes never see each
+ * other's rows.
  */
 public final class TestDatabase {
 

@@ -34,10 +34,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Commit-to-first-attempt latency on an idle relay, on the enqueuing instance and on another
- * one; enqueue cost with and without cross-instance notification; relay throughput.
+ * Commit-to-first-attempt latency on an idle relay, on the enqueuing instance and on
+ * another one; enqueue cost with and without cross-instance notification; relay
+ * throughput.
  * <p>
- * Run with {@code ./mvnw -B -Pbenchmark -pl retry-outbox-benchmarks -am verify -Dtest='*Benchmark'
+ * Run with
+ * {@code ./mvnw -B -Pbenchmark -pl retry-outbox-benchmarks -am verify -Dtest='*Benchmark'
  * -Dsurefire.failIfNoSpecifiedTests=false}; figures are printed and appended to
  * {@code target/benchmark-results.txt}.
  */
@@ -108,7 +110,9 @@ class DeliveryLatencyBenchmark {
 			String path = "/" + name + "/" + i;
 			transactions.executeWithoutResult((status) -> outbox.send(OutboxRequest.post("api", path).build()));
 			long committed = System.nanoTime();
-			await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(1)).until(() -> this.arrivals.containsKey(path));
+			await().atMost(Duration.ofSeconds(5))
+				.pollInterval(Duration.ofMillis(1))
+				.until(() -> this.arrivals.containsKey(path));
 			if (i >= 0) {
 				millis[i] = (this.arrivals.get(path) - committed) / 1_000_000.0;
 			}
@@ -207,7 +211,8 @@ class DeliveryLatencyBenchmark {
 			await().atMost(Duration.ofSeconds(30)).until(() -> arrivalsWith(prefix) > 0);
 			long started = System.nanoTime();
 			int first = arrivalsWith(prefix);
-			await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(20))
+			await().atMost(Duration.ofMinutes(3))
+				.pollInterval(Duration.ofMillis(20))
 				.until(() -> arrivalsWith(prefix) >= messages);
 			rate[0] = (messages - first) / ((System.nanoTime() - started) / 1e9);
 		});

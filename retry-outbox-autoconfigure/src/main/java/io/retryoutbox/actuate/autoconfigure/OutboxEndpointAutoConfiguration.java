@@ -16,8 +16,8 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 
 /**
- * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration}
- * for the {@link OutboxEndpoint outbox endpoint}.
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} for the {@link OutboxEndpoint outbox endpoint}.
  */
 @AutoConfiguration(after = RetryOutboxAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
@@ -25,7 +25,8 @@ import org.springframework.context.annotation.Bean;
 @EnableConfigurationProperties(OutboxEndpointProperties.class)
 public final class OutboxEndpointAutoConfiguration {
 
-	// On the method, not the class: its condition class is only there with actuator, which the
+	// On the method, not the class: its condition class is only there with actuator,
+	// which the
 	// class-level condition checks first.
 	@Bean
 	@ConditionalOnMissingBean

@@ -13,8 +13,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class OutboxEndpointProperties {
 
 	/**
-	 * When to show the values of secret request headers (Authorization, Cookie, names with
-	 * token, secret, password or key); masked otherwise.
+	 * When to show the values of secret request headers (Authorization, Cookie, names
+	 * with token, secret, password or key); masked otherwise.
 	 */
 	private Show showValues = Show.NEVER;
 

@@ -16,10 +16,10 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
 /**
- * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration}
- * for the {@code retryOutbox} {@link OutboxHealthIndicator health indicator}. It joins no
- * health group by itself, so it is not part of the liveness probe: a backlog downstream is no
- * reason to restart this process.
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} for the {@code retryOutbox} {@link OutboxHealthIndicator health
+ * indicator}. It joins no health group by itself, so it is not part of the liveness
+ * probe: a backlog downstream is no reason to restart this process.
  */
 @AutoConfiguration(after = RetryOutboxAutoConfiguration.class)
 @ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
@@ -27,7 +27,8 @@ import org.springframework.context.annotation.Bean;
 @EnableConfigurationProperties(OutboxHealthProperties.class)
 public final class OutboxHealthContributorAutoConfiguration {
 
-	// On the method, not the class: its condition class is only there with spring-boot-health,
+	// On the method, not the class: its condition class is only there with
+	// spring-boot-health,
 	// which the class-level condition checks first.
 	@Bean
 	@ConditionalOnMissingBean(name = "retryOutboxHealthIndicator")

@@ -13,13 +13,14 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class OutboxHealthProperties {
 
 	/**
-	 * Longest time the oldest due message may wait before the outbox is reported unhealthy.
+	 * Longest time the oldest due message may wait before the outbox is reported
+	 * unhealthy.
 	 */
 	private Duration maxLag = Duration.ofMinutes(5);
 
 	/**
-	 * Largest number of dead messages before the outbox is reported unhealthy; no limit when
-	 * not set.
+	 * Largest number of dead messages before the outbox is reported unhealthy; no limit
+	 * when not set.
 	 */
 	private @Nullable Long maxDead;
 

@@ -14,9 +14,10 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 
 /**
- * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration}
- * of the retry-outbox meters: the enqueue counter, the delivery latency and the gauges. Without
- * a {@link MeterRegistry} there are none, and nothing fails.
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} of the retry-outbox meters: the enqueue counter, the delivery
+ * latency and the gauges. Without a {@link MeterRegistry} there are none, and nothing
+ * fails.
  */
 @AutoConfiguration(after = RetryOutboxAutoConfiguration.class,
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -34,8 +35,7 @@ public final class OutboxMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	OutboxGauges retryOutboxGauges(JdbcOutboxAdmin admin, MeterRegistry registry,
-			OutboxMetricsProperties properties) {
+	OutboxGauges retryOutboxGauges(JdbcOutboxAdmin admin, MeterRegistry registry, OutboxMetricsProperties properties) {
 		return new OutboxGauges(admin, registry, properties.getGaugeInterval());
 	}
 

@@ -22,15 +22,15 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration}
- * of the enqueue and attempt observations, and, with Micrometer Tracing, of the storing and
- * restoring of trace contexts.
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} of the enqueue and attempt observations, and, with Micrometer
+ * Tracing, of the storing and restoring of trace contexts.
  */
-@AutoConfiguration(after = RetryOutboxAutoConfiguration.class,
-		afterName = { "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
-				"org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration",
-				"org.springframework.boot.micrometer.tracing.brave.autoconfigure.BraveAutoConfiguration",
-				"org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration" })
+@AutoConfiguration(after = RetryOutboxAutoConfiguration.class, afterName = {
+		"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
+		"org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration",
+		"org.springframework.boot.micrometer.tracing.brave.autoconfigure.BraveAutoConfiguration",
+		"org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration" })
 @ConditionalOnClass(ObservationRegistry.class)
 @ConditionalOnBean({ JdbcOutboxStore.class, ObservationRegistry.class })
 public final class OutboxObservationAutoConfiguration {

@@ -66,8 +66,8 @@ class OperationsAutoConfigurationTests {
 	@Test
 	void worksWithoutActuatorAndWithoutMicrometer() {
 		this.ours
-			.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate", "org.springframework.boot.health",
-					"io.micrometer.core", "io.micrometer.tracing"))
+			.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate",
+					"org.springframework.boot.health", "io.micrometer.core", "io.micrometer.tracing"))
 			.withPropertyValues("management.endpoints.web.exposure.include=outbox")
 			.run((context) -> assertThat(context).hasNotFailed()
 				.hasSingleBean(Outbox.class)
