@@ -151,7 +151,8 @@ public final class RetryOutboxAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		PostgresNotifier retryOutboxNotifier(DataSource dataSource, RetryOutboxProperties properties) {
-			return new PostgresNotifier(dataSource, properties.getRelay().getNotifyChannel(), Duration.ofMillis(5));
+			return new PostgresNotifier(dataSource, properties.getRelay().getNotifyChannel(),
+					properties.getRelay().getNotifyMinInterval());
 		}
 
 		@Bean

@@ -281,6 +281,21 @@ public class RetryOutboxProperties {
 		 */
 		private String notifyChannel = "retry_outbox";
 
+		/**
+		 * Shortest time between two notifications sent by this instance; enqueues in
+		 * between share one.
+		 */
+		@DurationUnit(ChronoUnit.MILLIS)
+		private Duration notifyMinInterval = Duration.ofMillis(10);
+
+		public Duration getNotifyMinInterval() {
+			return this.notifyMinInterval;
+		}
+
+		public void setNotifyMinInterval(Duration notifyMinInterval) {
+			this.notifyMinInterval = notifyMinInterval;
+		}
+
 		public Duration getStartDelay() {
 			return this.startDelay;
 		}
