@@ -1,7 +1,6 @@
 package io.retryoutbox.autoconfigure;
 
 import java.time.Clock;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
