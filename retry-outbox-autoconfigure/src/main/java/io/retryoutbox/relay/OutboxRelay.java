@@ -260,9 +260,9 @@ public final class OutboxRelay implements SmartLifecycle {
 	private void poll() {
 		this.wakePending.set(false);
 		try {
-			boolean moreWork = writeCompleted();
+			writeCompleted();
 			recoverExpiredLeases();
-			moreWork |= this.store.releaseKeys() > 0;
+			boolean moreWork = this.store.releaseKeys() > 0;
 			moreWork |= claimAndSend();
 			this.lastPollError = null;
 			if (moreWork) {
@@ -277,15 +277,14 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	/**
 	 * Writes the outcomes that arrived since the last call, in one statement.
-	 * @return whether ordering keys were released, so more messages may be due
 	 */
-	private boolean writeCompleted() {
+	private void writeCompleted() {
 		List<Completion> outcomes = new ArrayList<>();
 		for (Completion completion = this.completed.poll(); completion != null; completion = this.completed.poll()) {
 			outcomes.add(completion);
 		}
 		if (outcomes.isEmpty()) {
-			return false;
+			return;
 		}
 		int written;
 		try {
@@ -300,7 +299,6 @@ public final class OutboxRelay implements SmartLifecycle {
 			logger.warn((outcomes.size() - written) + " outbox messages were taken over by another relay "
 					+ "after their lease expired; their outcome here was not recorded");
 		}
-		return this.store.releaseKeys() > 0;
 	}
 
 	private void recoverExpiredLeases() {
