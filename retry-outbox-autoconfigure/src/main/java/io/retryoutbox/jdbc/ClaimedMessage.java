@@ -21,9 +21,11 @@ import org.jspecify.annotations.Nullable;
  * @param idempotencyKey the idempotency key sent on every attempt
  * @param attempt the number of this attempt, starting at 1
  * @param createdAt when the message was enqueued
+ * @param traceContext the propagation fields ({@code traceparent}, {@code tracestate})
+ * stored at enqueue, possibly none
  */
 public record ClaimedMessage(UUID id, String destination, String method, String path, Map<String, List<String>> headers,
 		byte @Nullable [] body, @Nullable String contentType, @Nullable String orderingKey, String idempotencyKey,
-		int attempt, Instant createdAt) {
+		int attempt, Instant createdAt, Map<String, String> traceContext) {
 
 }

@@ -60,7 +60,7 @@ public final class JdbcOutboxStore {
 				LIMIT ?
 				FOR UPDATE SKIP LOCKED)
 			RETURNING m.id, m.destination, m.method, m.path, m.headers::text AS headers, m.body, m.content_type,
-				m.ordering_key, m.idempotency_key, m.attempts, m.created_at
+				m.ordering_key, m.idempotency_key, m.attempts, m.created_at, m.trace_parent, m.trace_state
 			""";
 
 	/**
@@ -368,7 +368,17 @@ public final class JdbcOutboxStore {
 		return new ClaimedMessage(rs.getObject("id", UUID.class), rs.getString("destination"), rs.getString("method"),
 				rs.getString("path"), this.jsonMapper.readValue(rs.getString("headers"), HEADERS), rs.getBytes("body"),
 				rs.getString("content_type"), rs.getString("ordering_key"), rs.getString("idempotency_key"),
-				rs.getInt("attempts"), rs.getObject("created_at", OffsetDateTime.class).toInstant());
+				rs.getInt("attempts"), rs.getObject("created_at", OffsetDateTime.class).toInstant(), traceContext(rs));
+	}
+
+	private static Map<String, String> traceContext(ResultSet rs) throws SQLException {
+		String parent = rs.getString("trace_parent");
+		if (parent == null) {
+			return Map.of();
+		}
+		String state = rs.getString("trace_state");
+		return (state != null) ? Map.of(EnqueueObserver.TRACEPARENT, parent, EnqueueObserver.TRACESTATE, state)
+				: Map.of(EnqueueObserver.TRACEPARENT, parent);
 	}
 
 	/**

@@ -7,9 +7,7 @@ import io.retryoutbox.jdbc.Completion;
 import reactor.core.publisher.Mono;
 
 /**
- * Watches the relay's delivery attempts, e.g. to time them or to trace them. The relay
- * calls {@link #forBatch} once per claimed batch and then {@link #observe} once per
- * attempt.
+ * Watches the relay's delivery attempts, e.g. to time them or to trace them.
  */
 @FunctionalInterface
 public interface AttemptObserver {
@@ -28,16 +26,6 @@ public interface AttemptObserver {
 	Mono<Completion> observe(ClaimedMessage message, Mono<Completion> attempt);
 
 	/**
-	 * Returns the observer of the attempts of a claimed batch, e.g. one that has looked
-	 * up what it needs about the whole batch in one query.
-	 * @param batch the messages about to be attempted
-	 * @return the observer of their attempts
-	 */
-	default AttemptObserver forBatch(List<ClaimedMessage> batch) {
-		return this;
-	}
-
-	/**
 	 * Combines observers; the first one wraps the others.
 	 * @param observers the observers, in order
 	 * @return one observer that applies them all
@@ -50,22 +38,12 @@ public interface AttemptObserver {
 			return observers.get(0);
 		}
 		List<AttemptObserver> all = List.copyOf(observers);
-		return new AttemptObserver() {
-
-			@Override
-			public Mono<Completion> observe(ClaimedMessage message, Mono<Completion> attempt) {
-				Mono<Completion> observed = attempt;
-				for (int i = all.size() - 1; i >= 0; i--) {
-					observed = all.get(i).observe(message, observed);
-				}
-				return observed;
+		return (message, attempt) -> {
+			Mono<Completion> observed = attempt;
+			for (int i = all.size() - 1; i >= 0; i--) {
+				observed = all.get(i).observe(message, observed);
 			}
-
-			@Override
-			public AttemptObserver forBatch(List<ClaimedMessage> batch) {
-				return of(all.stream().map((observer) -> observer.forBatch(batch)).toList());
-			}
-
+			return observed;
 		};
 	}
 

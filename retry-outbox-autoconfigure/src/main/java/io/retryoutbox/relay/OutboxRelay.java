@@ -323,11 +323,10 @@ public final class OutboxRelay implements SmartLifecycle {
 			return false;
 		}
 		List<ClaimedMessage> batch = this.store.claim(this.owner, free, this.settings.leaseTimeout());
-		AttemptObserver observer = batch.isEmpty() ? this.observer : this.observer.forBatch(batch);
 		for (ClaimedMessage message : batch) {
 			this.slots.acquireUninterruptibly();
 			this.held.add(message.id());
-			this.sending.add(observer.observe(message, attempt(message))
+			this.sending.add(this.observer.observe(message, attempt(message))
 				.subscribe(this::completed, (ex) -> failed(message, ex)));
 		}
 		return batch.size() == free && free == this.settings.batchSize();

@@ -1,14 +1,8 @@
 package io.retryoutbox.metrics.autoconfigure;
 
-import javax.sql.DataSource;
-
 import io.micrometer.observation.ObservationRegistry;
-import io.micrometer.tracing.propagation.Propagator;
 import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
-import io.retryoutbox.autoconfigure.RetryOutboxProperties;
 import io.retryoutbox.jdbc.JdbcOutboxStore;
-import io.retryoutbox.jdbc.JdbcTraceContexts;
-import io.retryoutbox.jdbc.OutboxTables;
 import io.retryoutbox.metrics.ObservingAttemptObserver;
 import io.retryoutbox.metrics.ObservingEnqueueObserver;
 import io.retryoutbox.metrics.OutboxAttemptObservationConvention;
@@ -19,7 +13,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
@@ -44,22 +37,8 @@ public final class OutboxObservationAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	ObservingAttemptObserver retryOutboxAttemptObserver(ObservationRegistry registry,
-			ObjectProvider<OutboxAttemptObservationConvention> convention,
-			ObjectProvider<JdbcTraceContexts> traceContexts) {
-		return new ObservingAttemptObserver(registry, convention.getIfAvailable(), traceContexts.getIfAvailable());
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(Propagator.class)
-	@ConditionalOnBean(Propagator.class)
-	static class TraceContextConfiguration {
-
-		@Bean
-		@ConditionalOnMissingBean
-		JdbcTraceContexts retryOutboxTraceContexts(DataSource dataSource, RetryOutboxProperties properties) {
-			return new JdbcTraceContexts(dataSource, OutboxTables.in(properties.getJdbc().getSchema()));
-		}
-
+			ObjectProvider<OutboxAttemptObservationConvention> convention) {
+		return new ObservingAttemptObserver(registry, convention.getIfAvailable());
 	}
 
 }
