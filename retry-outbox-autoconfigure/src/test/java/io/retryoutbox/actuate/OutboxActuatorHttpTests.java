@@ -28,7 +28,12 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.config.annotation.web.configurers.AbstractHttpConfigurer;
+import org.springframework.security.web.SecurityFilterChain;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -181,7 +186,25 @@ class OutboxActuatorHttpTests {
 
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfiguration
+	@Import(OpenSecurity.class)
 	static class Application {
+
+	}
+
+	/**
+	 * Spring Security is on this execution's classpath and would secure every endpoint:
+	 * these tests are about the endpoints, so everything is let through.
+	 * {@link OutboxEndpointSecurityHttpTests} is about the security.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class OpenSecurity {
+
+		@Bean
+		SecurityFilterChain openSecurityFilterChain(HttpSecurity http) throws Exception {
+			return http.authorizeHttpRequests((requests) -> requests.anyRequest().permitAll())
+				.csrf(AbstractHttpConfigurer::disable)
+				.build();
+		}
 
 	}
 
