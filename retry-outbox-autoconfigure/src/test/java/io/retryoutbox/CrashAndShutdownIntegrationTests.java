@@ -58,7 +58,7 @@ class CrashAndShutdownIntegrationTests {
 				CrashAndShutdownIntegrationTests.this.keysByPath
 					.computeIfAbsent(request.getUrl().encodedPath(), (path) -> ConcurrentHashMap.newKeySet())
 					.add(request.getHeaders().get("Idempotency-Key"));
-				CrashAndShutdownIntegrationTests.this.answer.await(60, TimeUnit.SECONDS);
+				CrashAndShutdownIntegrationTests.this.answer.await(300, TimeUnit.SECONDS);
 				return new MockResponse.Builder().code(200).build();
 			}
 		});
@@ -96,7 +96,8 @@ class CrashAndShutdownIntegrationTests {
 				"retry-outbox.destinations.api.base-url=" + this.server.url("/"),
 				"retry-outbox.relay.lease-timeout=2s");
 		try {
-			await().atMost(Duration.ofSeconds(60)).until(() -> this.requests.get() == 10);
+			// A JVM starting on a busy machine can take a while.
+			await().atMost(Duration.ofSeconds(180)).until(() -> this.requests.get() == 10);
 			assertThat(countWhere("status = 'IN_FLIGHT'")).isEqualTo(10);
 		}
 		finally {
@@ -104,7 +105,7 @@ class CrashAndShutdownIntegrationTests {
 		}
 		this.answer.countDown();
 		runner().run((context) -> {
-			await().atMost(Duration.ofSeconds(30)).until(() -> countWhere("status = 'DELIVERED'") == 10);
+			await().atMost(Duration.ofSeconds(60)).until(() -> countWhere("status = 'DELIVERED'") == 10);
 			assertThat(this.requests.get()).isEqualTo(20);
 			assertThat(this.keysByPath).hasSize(10);
 			this.keysByPath.values().forEach((keys) -> assertThat(keys).hasSize(1));
