@@ -4,10 +4,12 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.net.ServerSocket;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import io.retryoutbox.sample.order.PaymentRequest;
 import io.retryoutbox.sample.simulator.Receipt;
@@ -19,8 +21,12 @@ import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Runs the sample application as the quickstart does, in a process of its own on its own
- * embedded database, and follows an order through a restart.
+ * Runs the sample application as the README's quickstart command
+ * ({@code ./mvnw -pl sample-app -am spring-boot:run}) does: its main class, the default
+ * ({@code demo}) profile, an embedded database, in a process of its own; only through
+ * {@code java} with the test classpath rather than through Maven, which would make the
+ * test slow and fragile. It follows an order through a restart, and checks the README's
+ * {@code curl} lines on the actuator endpoint.
  */
 class QuickstartCommandTests {
 
@@ -52,6 +58,12 @@ class QuickstartCommandTests {
 				assertThat(app.client().stats().orders().get(String.valueOf(charge.orderId())))
 					.extracting(Receipt::path, Receipt::key)
 					.containsExactly(tuple("/charges", charge.messageId().toString()));
+				assertThat(app.client().outbox("").at("/statuses/DELIVERED").asLong()).isEqualTo(1);
+				// The demo profile, active by default, allows the README's replay line.
+				HttpResponse<String> replay = app.client()
+					.post("/actuator/outbox/replay", Map.of("destination", "payments", "limit", 1));
+				assertThat(replay.statusCode()).as(replay.body()).isEqualTo(200);
+				assertThat(replay.body()).isEqualTo("{\"action\":\"replay\",\"count\":0,\"complete\":true}");
 			});
 		}
 	}

@@ -17,6 +17,7 @@ import io.retryoutbox.sample.simulator.Fault;
 import io.retryoutbox.sample.simulator.Receipt;
 import io.retryoutbox.sample.simulator.SimulatorStats;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -27,6 +28,7 @@ import org.springframework.context.ApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -34,9 +36,10 @@ import static org.awaitility.Awaitility.await;
  * checks what the outbox made of them.
  * <p>
  * The shares are high enough that each fault occurs in practically every run (the least
- * likely to be missing, a slow answer among about 100 processed keys, is missing with a
- * probability below 1e-4), and the attempt budget is high enough that no message runs out
- * of it (0.4^30).
+ * likely to be missing, a slow answer among about 250 processed keys, is missing with a
+ * probability below 1e-8), and the attempt budget is high enough that no message runs out
+ * of it (0.4^30). One dead charge is then replayed through the actuator endpoint, as an
+ * operator would once the payments API accepts it.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "sample.embedded-database.data-directory=", "sample.embedded-database.port=0",
@@ -46,9 +49,11 @@ import static org.awaitility.Awaitility.await;
 				"retry-outbox.retry.max-attempts=30", "retry-outbox.relay.poll-interval=100ms" })
 class SampleApplicationTests {
 
-	private static final int ORDERS = 100;
+	private static final int ORDERS = 200;
 
 	private static final Duration SETTLE_TIMEOUT = Duration.ofMinutes(2);
+
+	private static final Duration REPLAY_TIMEOUT = Duration.ofSeconds(30);
 
 	@LocalServerPort
 	private int port;
@@ -65,7 +70,7 @@ class SampleApplicationTests {
 	}
 
 	@Test
-	void deliversEachPaymentOnceInOrderAndKillsTerminalAnswers() {
+	void deliversEachPaymentOnceInOrderKillsTerminalAnswersAndReplaysOneThroughTheActuatorEndpoint() {
 		SampleClient client = new SampleClient(this.port);
 		List<PaymentRequest> charges = new ArrayList<>();
 		Map<Long, PaymentRequest> refunds = new HashMap<>();
@@ -73,8 +78,8 @@ class SampleApplicationTests {
 			PaymentRequest charge = client.placeOrder(new BigDecimal("10.00").add(BigDecimal.valueOf(i)), "EUR");
 			charges.add(charge);
 			if (i % 4 == 0) {
-				// Right away, while the charge is still pending: the ordering key keeps the refund
-				// behind it.
+				// Right away, while the charge is still pending: the ordering key keeps the
+				// refund behind it.
 				refunds.put(charge.orderId(), client.cancelOrder(charge.orderId()));
 			}
 		}
@@ -109,16 +114,63 @@ class SampleApplicationTests {
 			assertThat(row.lastStatusCode()).as("last status of %s", row.id()).isIn(400, 409);
 			dead.add(row.id().toString());
 		});
-		assertThat(dead).isEqualTo(answeredTerminally);
+		assertThat(dead).isNotEmpty().isEqualTo(answeredTerminally);
 		assertThat(rows.values()).extracting(Row::status).containsOnly("DELIVERED", "DEAD");
+		assertThat(deadLettersShownByTheActuatorEndpoint(client)).isEqualTo(dead);
 
 		assertThat(stats.faults()).allSatisfy((fault, count) -> assertThat(count).as("%s faults", fault).isPositive());
 		// A slow or dropped answer is lost after the charge was processed, so the retry
-		// that
-		// follows is answered from the stored result.
+		// that follows is answered from the stored result.
 		assertThat(stats.duplicates())
 			.isGreaterThanOrEqualTo(stats.faults().get(Fault.SLOW) + stats.faults().get(Fault.DROPPED));
 		assertThat(stats.uniqueKeys()).isEqualTo(rows.size());
+
+		PaymentRequest deadCharge = charges.stream()
+			.filter((charge) -> !refunds.containsKey(charge.orderId()))
+			.filter((charge) -> dead.contains(charge.messageId().toString()))
+			.findFirst()
+			.orElseThrow();
+		replaysOnceTheSimulatorAcceptsIt(client, deadCharge);
+	}
+
+	/**
+	 * The operator's path: the payments API is fixed, then the dead charge is replayed
+	 * through {@code POST /actuator/outbox/replay}, keeping its id and idempotency key.
+	 */
+	private void replaysOnceTheSimulatorAcceptsIt(SampleClient client, PaymentRequest charge) {
+		String key = charge.messageId().toString();
+		assertThat(client.heal(key).path("forgottenStatus").asInt()).isIn(400, 409);
+		JsonNode replay = client.replay(charge.messageId());
+		assertThat(replay.path("action").asString()).isEqualTo("replay");
+		assertThat(replay.path("count").asInt()).isEqualTo(1);
+		await().atMost(REPLAY_TIMEOUT)
+			.pollInterval(Duration.ofMillis(100))
+			.until(() -> client.outbox("/messages/" + key).path("status").asString(), "DELIVERED"::equals);
+		JsonNode message = client.outbox("/messages/" + key);
+		assertThat(message.path("idempotencyKey").asString()).isEqualTo(key);
+		// Transient faults may come before the terminal answer and after the replay.
+		List<String> outcomes = message.path("attemptLog")
+			.valueStream()
+			.map((attempt) -> attempt.path("outcome").asString())
+			.toList();
+		assertThat(outcomes).containsSubsequence("DEAD", "REPLAYED").endsWith("DELIVERED");
+		assertThat(outcomes.subList(0, outcomes.indexOf("REPLAYED"))).endsWith("DEAD").doesNotContain("DELIVERED");
+		List<Receipt> receipts = client.stats().orders().get(String.valueOf(charge.orderId()));
+		assertThat(receipts).extracting(Receipt::path, Receipt::key)
+			.containsExactly(tuple("/charges", key), tuple("/charges", key));
+		assertThat(receipts).extracting(Receipt::status)
+			.satisfiesExactly((status) -> assertThat(status).isIn(400, 409),
+					(status) -> assertThat(status).isEqualTo(201));
+	}
+
+	private static Set<String> deadLettersShownByTheActuatorEndpoint(SampleClient client) {
+		JsonNode summary = client.outbox("");
+		Set<String> ids = new HashSet<>();
+		client.outbox("/messages?status=DEAD&limit=500")
+			.path("messages")
+			.forEach((message) -> ids.add(message.path("id").asString()));
+		assertThat(summary.at("/statuses/DEAD").asLong()).isEqualTo(ids.size());
+		return ids;
 	}
 
 	private void awaitSettled() {

@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
+import java.util.UUID;
 
 import io.retryoutbox.sample.order.PaymentRequest;
 import io.retryoutbox.sample.simulator.SimulatorStats;
@@ -54,6 +55,39 @@ final class SampleClient {
 		HttpResponse<String> response = get("/simulator/stats");
 		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
 		return this.json.readValue(response.body(), SimulatorStats.class);
+	}
+
+	/**
+	 * Makes the simulator accept a key it rejected for good.
+	 * @param key the idempotency key
+	 * @return the answer
+	 */
+	JsonNode heal(String key) {
+		HttpResponse<String> response = post("/simulator/heal/" + key, Map.of());
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+		return this.json.readTree(response.body());
+	}
+
+	/**
+	 * Calls {@code GET /actuator/outbox} or one of its sub-paths.
+	 * @param path the path below {@code /actuator/outbox}, e.g. {@code /messages?status=DEAD}
+	 * @return the answer
+	 */
+	JsonNode outbox(String path) {
+		HttpResponse<String> response = get("/actuator/outbox" + path);
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+		return this.json.readTree(response.body());
+	}
+
+	/**
+	 * Replays one dead message through the actuator endpoint, as the README shows.
+	 * @param id the message id
+	 * @return the answer
+	 */
+	JsonNode replay(UUID id) {
+		HttpResponse<String> response = post("/actuator/outbox/replay", Map.of("id", id));
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+		return this.json.readTree(response.body());
 	}
 
 	boolean isHealthy() {

@@ -7,10 +7,12 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -41,7 +43,11 @@ public class PaymentsSimulator {
 
 	private final Map<Fault, Long> faults = new EnumMap<>(Fault.class);
 
+	private final Set<String> healedKeys = new HashSet<>();
+
 	private long received;
+
+	private long payments;
 
 	private long duplicates;
 
@@ -91,6 +97,25 @@ public class PaymentsSimulator {
 	}
 
 	/**
+	 * Makes the simulator accept a key it rejected for good: the stored 400 or 409
+	 * {@code CONFLICT} answer is forgotten and the key gets no per-key fault any more, so
+	 * that the next request with it, e.g. a replay of its dead message, is processed.
+	 * Transient faults still apply.
+	 * @param key the idempotency key
+	 * @return the status of the terminal answer that was forgotten, or {@code null} if the
+	 * key had none
+	 */
+	synchronized @Nullable Integer heal(String key) {
+		this.healedKeys.add(key);
+		Answer stored = this.answersByKey.get(key);
+		if (stored == null || stored.isSuccess()) {
+			return null;
+		}
+		this.answersByKey.remove(key);
+		return stored.status();
+	}
+
+	/**
 	 * What the simulator has seen so far.
 	 * @return the statistics
 	 */
@@ -114,7 +139,7 @@ public class PaymentsSimulator {
 	}
 
 	private Answer process(String path, String key, @Nullable String orderId) {
-		Fault fault = this.dice.perKey(key);
+		Fault fault = this.healedKeys.contains(key) ? null : this.dice.perKey(key);
 		Answer answer;
 		if (fault == Fault.BAD_REQUEST) {
 			answer = Answer.error(400, "INVALID_REQUEST");
@@ -123,7 +148,7 @@ public class PaymentsSimulator {
 			answer = Answer.error(409, "CONFLICT");
 		}
 		else {
-			answer = Answer.of(201, new Payment("pay_" + (this.answersByKey.size() + 1), path, orderId));
+			answer = Answer.of(201, new Payment("pay_" + (++this.payments), path, orderId));
 		}
 		if (fault != null) {
 			count(fault);

@@ -16,6 +16,7 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
@@ -23,7 +24,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * Serves the {@link PaymentsSimulator} over HTTP below {@code /simulator/payments}, and
- * its statistics at {@code /simulator/stats}.
+ * its statistics at {@code /simulator/stats}; {@code POST /simulator/heal/{key}} makes it
+ * accept a key it rejected for good.
  */
 @RestController
 class PaymentsSimulatorController {
@@ -59,6 +61,11 @@ class PaymentsSimulatorController {
 		};
 	}
 
+	@PostMapping("/simulator/heal/{key}")
+	Healed heal(@PathVariable String key) {
+		return new Healed(key, this.simulator.heal(key));
+	}
+
 	@GetMapping("/simulator/stats")
 	SimulatorStats stats() {
 		return this.simulator.stats();
@@ -83,6 +90,17 @@ class PaymentsSimulatorController {
 		response.setContentLength(json.length);
 		response.getOutputStream().write(json, 0, json.length / 2);
 		response.flushBuffer();
+	}
+
+	/**
+	 * The answer to {@code POST /simulator/heal/{key}}.
+	 *
+	 * @param key the idempotency key
+	 * @param forgottenStatus the status of the terminal answer that was forgotten, or
+	 * {@code null} if the key had none
+	 */
+	record Healed(String key, @Nullable Integer forgottenStatus) {
+
 	}
 
 }

@@ -43,6 +43,27 @@ class PaymentsSimulatorTests {
 	}
 
 	@Test
+	void processesAHealedKeyOnItsNextRequestAndRecordsTheReceipt() {
+		PaymentsSimulator simulator = simulator((faults) -> faults.setConflict(1));
+		assertThat(simulator.receive("/charges", "key-1", "7").status()).isEqualTo(409);
+		assertThat(simulator.heal("key-1")).isEqualTo(409);
+		assertThat(simulator.receive("/charges", "key-1", "7").status()).isEqualTo(201);
+		assertThat(simulator.receive("/charges", "key-1", "7").status()).isEqualTo(201);
+		assertThat(simulator.stats().orders().get("7")).containsExactly(new Receipt("/charges", "key-1", 409),
+				new Receipt("/charges", "key-1", 201));
+		assertThat(simulator.stats().duplicates()).isEqualTo(1);
+	}
+
+	@Test
+	void keepsTheStoredAnswerOfAHealedKeyThatWasAccepted() {
+		PaymentsSimulator simulator = simulator((faults) -> {
+		});
+		Answer accepted = simulator.receive("/charges", "key-1", "7");
+		assertThat(simulator.heal("key-1")).isNull();
+		assertThat(simulator.receive("/charges", "key-1", "7")).isEqualTo(accepted);
+	}
+
+	@Test
 	void answersAConflictWithItsErrorCode() {
 		Answer answer = simulator((faults) -> faults.setConflict(1)).receive("/charges", "key-1", "7");
 		assertThat(answer.status()).isEqualTo(409);
