@@ -27,10 +27,10 @@ import org.springframework.util.unit.DataSize;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Checks the README's table of configuration properties against the configuration metadata
- * that the build generates from the properties' Javadoc and field initializers (plus
- * {@code additional-spring-configuration-metadata.json}), so that the table cannot drift from
- * the code.
+ * Checks the README's table of configuration properties against the configuration
+ * metadata that the build generates from the properties' Javadoc and field initializers
+ * (plus {@code additional-spring-configuration-metadata.json}), so that the table cannot
+ * drift from the code.
  */
 class ConfigurationPropertiesDocumentationTests {
 
@@ -90,12 +90,13 @@ class ConfigurationPropertiesDocumentationTests {
 
 	/**
 	 * Reads the documented properties from every metadata file on the classpath; those of
-	 * Boot's own jars have none. A property in the generated file wins over the same one in
-	 * the additional file, which the build has merged into it already.
+	 * Boot's own jars have none. A property in the generated file wins over the same one
+	 * in the additional file, which the build has merged into it already.
 	 */
 	private static Map<String, Property> readMetadata() {
 		Map<String, Property> properties = new LinkedHashMap<>();
-		Stream.of("META-INF/spring-configuration-metadata.json", "META-INF/additional-spring-configuration-metadata.json")
+		Stream
+			.of("META-INF/spring-configuration-metadata.json", "META-INF/additional-spring-configuration-metadata.json")
 			.flatMap((resource) -> resources(resource).stream())
 			.forEach((url) -> readTree(url).path("properties").forEach((node) -> {
 				String name = node.path("name").asString();
@@ -184,7 +185,8 @@ class ConfigurationPropertiesDocumentationTests {
 
 	private static List<URL> resources(String name) {
 		try {
-			return Collections.list(ConfigurationPropertiesDocumentationTests.class.getClassLoader().getResources(name));
+			return Collections
+				.list(ConfigurationPropertiesDocumentationTests.class.getClassLoader().getResources(name));
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);

@@ -78,7 +78,8 @@ class SampleApplicationTests {
 			PaymentRequest charge = client.placeOrder(new BigDecimal("10.00").add(BigDecimal.valueOf(i)), "EUR");
 			charges.add(charge);
 			if (i % 4 == 0) {
-				// Right away, while the charge is still pending: the ordering key keeps the
+				// Right away, while the charge is still pending: the ordering key keeps
+				// the
 				// refund behind it.
 				refunds.put(charge.orderId(), client.cancelOrder(charge.orderId()));
 			}

@@ -70,7 +70,8 @@ final class SampleClient {
 
 	/**
 	 * Calls {@code GET /actuator/outbox} or one of its sub-paths.
-	 * @param path the path below {@code /actuator/outbox}, e.g. {@code /messages?status=DEAD}
+	 * @param path the path below {@code /actuator/outbox}, e.g.
+	 * {@code /messages?status=DEAD}
 	 * @return the answer
 	 */
 	JsonNode outbox(String path) {

@@ -102,8 +102,8 @@ public class PaymentsSimulator {
 	 * that the next request with it, e.g. a replay of its dead message, is processed.
 	 * Transient faults still apply.
 	 * @param key the idempotency key
-	 * @return the status of the terminal answer that was forgotten, or {@code null} if the
-	 * key had none
+	 * @return the status of the terminal answer that was forgotten, or {@code null} if
+	 * the key had none
 	 */
 	synchronized @Nullable Integer heal(String key) {
 		this.healedKeys.add(key);
