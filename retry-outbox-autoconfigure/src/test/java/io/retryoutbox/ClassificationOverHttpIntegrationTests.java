@@ -71,9 +71,11 @@ class ClassificationOverHttpIntegrationTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(ints = { 301, 302, 400, 401, 403, 404, 410, 422, 501, 505 })
-	void deadLettersATerminalStatus(int status) {
-		Map<String, Object> row = rowAfterOneAttempt(new MockResponse.Builder().code(status).build());
+	@ValueSource(ints = { 301, 302, 303, 307, 308, 400, 401, 403, 404, 410, 422, 501, 505 })
+	void deadLettersATerminalStatusWithoutFollowingRedirects(int status) {
+		// A followed redirect would ask the server again and never see this status.
+		Map<String, Object> row = rowAfterOneAttempt(
+				new MockResponse.Builder().code(status).addHeader("Location", server.url("/elsewhere")).build());
 		assertThat(row).containsEntry("status", "DEAD")
 			.containsEntry("dead_reason", "TERMINAL_STATUS")
 			.containsEntry("last_status_code", status);

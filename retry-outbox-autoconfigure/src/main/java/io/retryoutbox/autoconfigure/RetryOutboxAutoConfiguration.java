@@ -1,13 +1,13 @@
 package io.retryoutbox.autoconfigure;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
 import javax.sql.DataSource;
 
-import io.netty.channel.ChannelOption;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.jdbc.EnqueueObserver;
@@ -42,7 +42,11 @@ import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitializat
 import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.boot.http.client.HttpClientSettings;
+import org.springframework.boot.http.client.HttpRedirects;
+import org.springframework.boot.http.client.reactive.ClientHttpConnectorBuilder;
+import org.springframework.boot.http.client.reactive.ReactorClientHttpConnectorBuilder;
+import org.springframework.http.client.reactive.ClientHttpConnector;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
@@ -172,28 +176,40 @@ public final class RetryOutboxAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		OutboxRelay retryOutboxRelay(JdbcOutboxStore store, RetryPolicy retryPolicy, RetryOutboxProperties properties,
-				ObjectProvider<WebClient.Builder> webClientBuilder, ObjectProvider<AttemptObserver> attemptObservers) {
+				ObjectProvider<WebClient.Builder> webClientBuilder,
+				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
+				ObjectProvider<HttpClientSettings> httpClientSettings,
+				ObjectProvider<AttemptObserver> attemptObservers) {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay());
-			return new OutboxRelay(store, retryPolicy, relayWebClient(webClientBuilder), destinations(properties),
+			return new OutboxRelay(store, retryPolicy,
+					relayWebClient(webClientBuilder, connectorBuilder, httpClientSettings), destinations(properties),
 					properties.getIdempotencyKeyHeader(), settings,
 					AttemptObserver.of(attemptObservers.orderedStream().toList()));
 		}
 
 		/**
-		 * Boot's builder brings codecs, customizers and observation; the connector is
-		 * ours because Reactor Netty would otherwise retry some failed requests by
-		 * itself, and the relay must be the only layer that retries.
+		 * Boot's builder brings codecs, customizers and observation, and Boot's connector
+		 * builder and settings bring SSL, proxy and timeouts. Two things are the relay's
+		 * own: Reactor Netty must not retry failed requests by itself, as the relay is
+		 * the only layer that retries, and redirects are not followed, as a 3xx is a
+		 * terminal answer.
 		 */
-		private static WebClient relayWebClient(ObjectProvider<WebClient.Builder> webClientBuilder) {
-			HttpClient httpClient = HttpClient.create()
-				.disableRetry(true)
-				.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000);
-			return webClientBuilder.getIfAvailable(WebClient::builder)
-				.clone()
-				.clientConnector(new ReactorClientHttpConnector(httpClient))
-				.build();
+		private static WebClient relayWebClient(ObjectProvider<WebClient.Builder> webClientBuilder,
+				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
+				ObjectProvider<HttpClientSettings> httpClientSettings) {
+			ReactorClientHttpConnectorBuilder reactor = (connectorBuilder
+				.getIfAvailable() instanceof ReactorClientHttpConnectorBuilder boot) ? boot
+						: ClientHttpConnectorBuilder.reactor();
+			HttpClientSettings settings = httpClientSettings.getIfAvailable(HttpClientSettings::defaults)
+				.withRedirects(HttpRedirects.DONT_FOLLOW);
+			if (settings.connectTimeout() == null) {
+				settings = settings.withConnectTimeout(Duration.ofSeconds(10));
+			}
+			ClientHttpConnector connector = reactor.withHttpClientCustomizer((client) -> client.disableRetry(true))
+				.build(settings);
+			return webClientBuilder.getIfAvailable(WebClient::builder).clone().clientConnector(connector).build();
 		}
 
 	}
