@@ -1,21 +1,16 @@
 package io.retryoutbox.metrics;
 
 import java.time.Duration;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.retryoutbox.jdbc.JdbcOutboxAdmin;
 import io.retryoutbox.jdbc.OutboxStats;
+import io.retryoutbox.support.PeriodicLifecycle;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-
-import org.springframework.context.SmartLifecycle;
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * The gauges {@code retry.outbox.pending}, {@code retry.outbox.dead},
@@ -23,17 +18,13 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * one {@link JdbcOutboxAdmin#stats() query} on its own thread at a fixed interval, never
  * per scrape. They read {@code NaN} until the first query and after one that failed.
  */
-public final class OutboxGauges implements SmartLifecycle {
+public final class OutboxGauges extends PeriodicLifecycle {
 
 	private static final Log logger = LogFactory.getLog(OutboxGauges.class);
 
 	private final JdbcOutboxAdmin admin;
 
-	private final Duration interval;
-
 	private volatile @Nullable OutboxStats stats;
-
-	private volatile @Nullable ScheduledExecutorService executor;
 
 	/**
 	 * Creates the gauges and registers them.
@@ -42,8 +33,8 @@ public final class OutboxGauges implements SmartLifecycle {
 	 * @param interval how often the figures are read
 	 */
 	public OutboxGauges(JdbcOutboxAdmin admin, MeterRegistry registry, Duration interval) {
+		super("retry-outbox-gauges-", Duration.ZERO, interval);
 		this.admin = admin;
-		this.interval = interval;
 		register(registry, "retry.outbox.pending", "Messages waiting for an attempt", OutboxStats::pending);
 		register(registry, "retry.outbox.dead", "Dead messages", OutboxStats::dead);
 		register(registry, "retry.outbox.lag.seconds", "How long the oldest due message has been waiting",
@@ -63,7 +54,8 @@ public final class OutboxGauges implements SmartLifecycle {
 	/**
 	 * Reads the figures now.
 	 */
-	public void refresh() {
+	@Override
+	public void run() {
 		try {
 			this.stats = this.admin.stats();
 		}
@@ -71,29 +63,6 @@ public final class OutboxGauges implements SmartLifecycle {
 			this.stats = null;
 			logger.debug("Could not read the outbox figures for the gauges", ex);
 		}
-	}
-
-	@Override
-	public void start() {
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("retry-outbox-gauges-");
-		threads.setDaemon(true);
-		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, threads);
-		executor.scheduleWithFixedDelay(this::refresh, 0, this.interval.toMillis(), TimeUnit.MILLISECONDS);
-		this.executor = executor;
-	}
-
-	@Override
-	public void stop() {
-		ScheduledExecutorService executor = this.executor;
-		if (executor != null) {
-			executor.shutdownNow();
-			this.executor = null;
-		}
-	}
-
-	@Override
-	public boolean isRunning() {
-		return this.executor != null;
 	}
 
 }

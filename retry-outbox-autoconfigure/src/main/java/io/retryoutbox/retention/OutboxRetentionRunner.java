@@ -1,23 +1,17 @@
 package io.retryoutbox.retention;
 
 import java.time.Duration;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 
 import io.retryoutbox.jdbc.JdbcOutboxRetention;
+import io.retryoutbox.support.PeriodicLifecycle;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.context.SmartLifecycle;
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
-
 /**
- * Applies the retention of finished messages at a fixed interval, on its own thread, so
- * it needs no {@code @EnableScheduling} and never delays the relay.
+ * Applies the retention of finished messages at a fixed interval, on its own thread.
  */
-public final class OutboxRetentionRunner implements SmartLifecycle {
+public final class OutboxRetentionRunner extends PeriodicLifecycle {
 
 	private static final Log logger = LogFactory.getLog(OutboxRetentionRunner.class);
 
@@ -29,8 +23,6 @@ public final class OutboxRetentionRunner implements SmartLifecycle {
 
 	private final Duration interval;
 
-	private volatile @Nullable ScheduledExecutorService executor;
-
 	/**
 	 * Creates a runner.
 	 * @param retention deletes the messages
@@ -41,6 +33,7 @@ public final class OutboxRetentionRunner implements SmartLifecycle {
 	 */
 	public OutboxRetentionRunner(JdbcOutboxRetention retention, Duration delivered, @Nullable Duration dead,
 			Duration interval) {
+		super("retry-outbox-retention-", interval, interval);
 		this.retention = retention;
 		this.delivered = delivered;
 		this.dead = dead;
@@ -50,6 +43,7 @@ public final class OutboxRetentionRunner implements SmartLifecycle {
 	/**
 	 * Applies the retention now.
 	 */
+	@Override
 	public void run() {
 		try {
 			long delivered = this.retention.deleteDelivered(this.delivered);
@@ -61,30 +55,6 @@ public final class OutboxRetentionRunner implements SmartLifecycle {
 		catch (RuntimeException ex) {
 			logger.warn("Could not delete outbox messages past retention; trying again in " + this.interval, ex);
 		}
-	}
-
-	@Override
-	public void start() {
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("retry-outbox-retention-");
-		threads.setDaemon(true);
-		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, threads);
-		executor.scheduleWithFixedDelay(this::run, this.interval.toMillis(), this.interval.toMillis(),
-				TimeUnit.MILLISECONDS);
-		this.executor = executor;
-	}
-
-	@Override
-	public void stop() {
-		ScheduledExecutorService executor = this.executor;
-		if (executor != null) {
-			executor.shutdownNow();
-			this.executor = null;
-		}
-	}
-
-	@Override
-	public boolean isRunning() {
-		return this.executor != null;
 	}
 
 }
