@@ -52,7 +52,8 @@ final class DecisionRecorder {
 					false);
 		}
 		if (decision instanceof RetryDecision.Delivered) {
-			return new Completion(message.id(), "DELIVERED", null, statusCode, null, null, null, true);
+			return new Completion(message.id(), "DELIVERED", null, statusCode, null, null, null,
+					message.orderingKey() != null);
 		}
 		byte[] errorBody = (outcome instanceof DeliveryOutcome.Response response) ? response.body() : null;
 		if (decision instanceof RetryDecision.Retry retry) {
@@ -64,7 +65,8 @@ final class DecisionRecorder {
 		RetryDecision.Dead dead = (RetryDecision.Dead) decision;
 		logger.warn("Outbox message " + message.id() + " to '" + message.destination() + "' is dead: " + dead.reason()
 				+ " (" + dead.detail() + ")");
-		boolean skip = this.onDead.getOrDefault(message.destination(), OnDead.SKIP) == OnDead.SKIP;
+		boolean skip = message.orderingKey() != null
+				&& this.onDead.getOrDefault(message.destination(), OnDead.SKIP) == OnDead.SKIP;
 		return new Completion(message.id(), "DEAD", null, statusCode, dead.errorCode(), dead.detail(),
 				dead.reason().name(), skip, null, null, null, null, errorBody);
 	}

@@ -260,9 +260,12 @@ public final class OutboxRelay implements SmartLifecycle {
 	private void poll() {
 		this.wakePending.set(false);
 		try {
-			writeCompleted();
-			recoverExpiredLeases();
-			boolean moreWork = this.store.releaseKeys() > 0;
+			boolean keysToRelease = writeCompleted();
+			// Also once per poll interval: keys an enqueue held at the last pass, or
+			// whose
+			// release a crashed relay left behind.
+			keysToRelease |= periodicRecovery();
+			boolean moreWork = keysToRelease && this.store.releaseKeys() > 0;
 			moreWork |= claimAndSend();
 			this.lastPollError = null;
 			if (moreWork) {
@@ -277,14 +280,15 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	/**
 	 * Writes the outcomes that arrived since the last call, in one statement.
+	 * @return whether a written message released its ordering key
 	 */
-	private void writeCompleted() {
+	private boolean writeCompleted() {
 		List<Completion> outcomes = new ArrayList<>();
 		for (Completion completion = this.completed.poll(); completion != null; completion = this.completed.poll()) {
 			outcomes.add(completion);
 		}
 		if (outcomes.isEmpty()) {
-			return;
+			return false;
 		}
 		int written;
 		try {
@@ -299,17 +303,24 @@ public final class OutboxRelay implements SmartLifecycle {
 			logger.warn((outcomes.size() - written) + " outbox messages were taken over by another relay "
 					+ "after their lease expired; their outcome here was not recorded");
 		}
+		return outcomes.stream().anyMatch(Completion::releasesKey);
 	}
 
-	private void recoverExpiredLeases() {
+	/**
+	 * Makes messages whose lease expired claimable again, at most once per poll interval.
+	 * @return whether it ran
+	 */
+	private boolean periodicRecovery() {
 		long now = System.nanoTime();
-		if (now - this.lastRecovery >= this.settings.pollInterval().toNanos()) {
-			this.lastRecovery = now;
-			int recovered = this.store.recoverExpiredLeases();
-			if (recovered > 0) {
-				logger.info("Recovered " + recovered + " outbox messages whose lease expired");
-			}
+		if (now - this.lastRecovery < this.settings.pollInterval().toNanos()) {
+			return false;
 		}
+		this.lastRecovery = now;
+		int recovered = this.store.recoverExpiredLeases();
+		if (recovered > 0) {
+			logger.info("Recovered " + recovered + " outbox messages whose lease expired");
+		}
+		return true;
 	}
 
 	/**
