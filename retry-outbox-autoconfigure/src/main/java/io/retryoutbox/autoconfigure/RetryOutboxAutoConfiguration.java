@@ -64,8 +64,7 @@ import org.springframework.web.reactive.function.client.WebClient;
 public final class RetryOutboxAutoConfiguration {
 
 	// After the application's own database initializers (e.g. Boot's Flyway), which would
-	// refuse
-	// a schema that already holds the outbox tables but no history of their own.
+	// refuse a schema that already holds the outbox tables but no history of their own.
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "retry-outbox.jdbc.initialize-schema", matchIfMissing = true)

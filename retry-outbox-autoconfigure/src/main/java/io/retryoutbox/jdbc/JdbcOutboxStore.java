@@ -37,8 +37,7 @@ public final class JdbcOutboxStore {
 			""";
 
 	// The upsert holds the key's row lock until the enqueuing transaction ends, which is
-	// what
-	// orders it against a relay promoting the key's next head.
+	// what orders it against a relay promoting the key's next head.
 	private static final String INSERT_KEYED = """
 			WITH k AS (
 				INSERT INTO %2$s AS k (ordering_key, unfinished) VALUES (?, 1)
@@ -97,9 +96,8 @@ public final class JdbcOutboxStore {
 			SELECT count(*) FROM updated
 			""";
 
-	// SKIP LOCKED: a key locked by an enqueuing transaction is left for a later pass, so
-	// this
-	// never waits on an application transaction and cannot deadlock with one.
+	// SKIP LOCKED: a key locked by an enqueuing transaction is left for a later pass,
+	// so this never waits on an application transaction and cannot deadlock with one.
 	private static final String LOCK_RELEASABLE_KEYS = """
 			SELECT k.ordering_key FROM %2$s k
 			WHERE k.ordering_key IN (SELECT ordering_key FROM %1$s WHERE releasing)
@@ -118,9 +116,8 @@ public final class JdbcOutboxStore {
 			WHERE k.ordering_key = r.ordering_key
 			""";
 
-	// A statement of its own, so that its snapshot, taken after the keys were locked,
-	// sees every
-	// enqueue that committed before.
+	// A statement of its own, so that its snapshot, taken after the keys were
+	// locked, sees every enqueue that committed before.
 	private static final String PROMOTE = """
 			WITH promoted AS (
 				UPDATE %1$s m SET is_head = true

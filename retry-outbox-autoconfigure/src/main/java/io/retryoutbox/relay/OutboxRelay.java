@@ -68,9 +68,8 @@ public final class OutboxRelay implements SmartLifecycle {
 	private final Queue<Completion> completed = new ConcurrentLinkedQueue<>();
 
 	// Leased messages this relay is sending or has an unwritten outcome for: only these
-	// have
-	// their lease extended, so a message whose outcome is lost is taken over after its
-	// lease.
+	// have their lease extended, so a message whose outcome is lost is taken over after
+	// its lease.
 	private final Set<UUID> held = ConcurrentHashMap.newKeySet();
 
 	private volatile Disposable.Composite sending = Disposables.composite();
@@ -261,9 +260,8 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.wakePending.set(false);
 		try {
 			boolean keysToRelease = writeCompleted();
-			// Also once per poll interval: keys an enqueue held at the last pass, or
-			// whose
-			// release a crashed relay left behind.
+			// Also once per poll interval: keys an enqueue held at the last pass,
+			// or whose release a crashed relay left behind.
 			keysToRelease |= periodicRecovery();
 			boolean moreWork = keysToRelease && this.store.releaseKeys() > 0;
 			moreWork |= claimAndSend();

@@ -79,8 +79,7 @@ class SampleApplicationTests {
 			charges.add(charge);
 			if (i % 4 == 0) {
 				// Right away, while the charge is still pending: the ordering key keeps
-				// the
-				// refund behind it.
+				// the refund behind it.
 				refunds.put(charge.orderId(), client.cancelOrder(charge.orderId()));
 			}
 		}

@@ -26,8 +26,7 @@ import org.springframework.context.annotation.Bean;
 public final class OutboxEndpointAutoConfiguration {
 
 	// On the method, not the class: its condition class is only there with actuator,
-	// which the
-	// class-level condition checks first.
+	// which the class-level condition checks first.
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint(OutboxEndpoint.class)

@@ -28,8 +28,7 @@ import org.springframework.context.annotation.Bean;
 public final class OutboxHealthContributorAutoConfiguration {
 
 	// On the method, not the class: its condition class is only there with
-	// spring-boot-health,
-	// which the class-level condition checks first.
+	// spring-boot-health, which the class-level condition checks first.
 	@Bean
 	@ConditionalOnMissingBean(name = "retryOutboxHealthIndicator")
 	@ConditionalOnEnabledHealthIndicator("retryoutbox")

@@ -30,8 +30,7 @@ final class EmbeddedPostgresLauncher {
 
 	static EmbeddedPostgres start(EmbeddedDatabaseProperties properties) throws IOException {
 		// The context stops the server; a JVM shutdown hook of its own could stop it
-		// while the
-		// relay still releases its messages.
+		// while the relay still releases its messages.
 		EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
 			.setPort(properties.getPort())
 			.setRegisterShutdownHook(false)
