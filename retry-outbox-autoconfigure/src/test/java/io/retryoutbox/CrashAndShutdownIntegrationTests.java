@@ -13,7 +13,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.OutboxRows;
 import io.retryoutbox.testsupport.RelayProcess;
 import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.Dispatcher;
@@ -94,10 +96,11 @@ class CrashAndShutdownIntegrationTests {
 		});
 		Process doomed = RelayProcess.start("spring.datasource.url=" + this.jdbcUrl,
 				"retry-outbox.destinations.api.base-url=" + this.server.url("/"),
-				"retry-outbox.relay.lease-timeout=2s");
+				"retry-outbox.relay.lease-timeout=5s");
 		try {
 			// A JVM starting on a busy machine can take a while.
-			await().atMost(Duration.ofSeconds(180)).until(() -> this.requests.get() == 10);
+			await().atMost(Duration.ofSeconds(180)).until(() -> this.requests.get() >= 10);
+			assertThat(this.requests.get()).isEqualTo(10);
 			assertThat(countWhere("status = 'IN_FLIGHT'")).isEqualTo(10);
 		}
 		finally {
@@ -187,13 +190,14 @@ class CrashAndShutdownIntegrationTests {
 	void stopsAtOnceWhileMessagesWaitForTheirRetry() {
 		this.answer.countDown();
 		runner().run((context) -> {
-			UUID id = context.getBean(Outbox.class).send(OutboxRequest.post("api", "/later").build());
-			jdbc().sql("UPDATE retry_outbox_message SET next_attempt_at = now() + interval '1 hour' WHERE id = ?")
-				.param(id)
-				.update();
+			OutboxRows.insert(context, "PENDING", null, Duration.ofHours(-1));
+			OutboxRelay relay = context.getBean(OutboxRelay.class);
 			long started = System.nanoTime();
-			context.close();
-			assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+			relay.stop();
+			// Well below the 30s shutdown timeout, which a sleeping retry would use up.
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
+			assertThat(countWhere("status = 'PENDING' AND attempts = 0")).isOne();
+			assertThat(this.requests.get()).isZero();
 		});
 	}
 

@@ -265,14 +265,24 @@ public final class OutboxRelay implements SmartLifecycle {
 			keysToRelease |= periodicRecovery();
 			boolean moreWork = keysToRelease && this.store.releaseKeys() > 0;
 			moreWork |= claimAndSend();
-			this.lastPollError = null;
+			if (this.lastPollError != null) {
+				logger.info("Outbox relay polls again after a failure");
+				this.lastPollError = null;
+			}
 			if (moreWork) {
 				wakeUp();
 			}
 		}
 		catch (RuntimeException ex) {
+			// Once per outage, not once per poll interval while the database is away.
+			if (this.lastPollError == null) {
+				logger.warn("Outbox relay poll failed; retrying every " + this.settings.pollInterval()
+						+ " until it succeeds", ex);
+			}
+			else {
+				logger.debug("Outbox relay poll failed again", ex);
+			}
 			this.lastPollError = ex;
-			logger.warn("Outbox relay poll failed; retrying in " + this.settings.pollInterval(), ex);
 		}
 	}
 

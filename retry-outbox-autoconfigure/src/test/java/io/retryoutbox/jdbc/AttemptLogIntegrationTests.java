@@ -88,8 +88,8 @@ class AttemptLogIntegrationTests {
 			assertThat(attempts).extracting((row) -> row.get("status_code")).containsExactly(503, 500, 409);
 			assertThat(attempts).extracting((row) -> row.get("delay_reason"))
 				.containsExactly("RETRY_AFTER", "BACKOFF", null);
-			assertThat((Long) attempts.get(0).get("delay_ms")).isBetween(900L, 1000L);
-			assertThat((Long) attempts.get(1).get("delay_ms")).isBetween(50L, 100L);
+			assertThat((Long) attempts.get(0).get("delay_ms")).isBetween(500L, 1000L);
+			assertThat((Long) attempts.get(1).get("delay_ms")).isBetween(1L, 100L);
 			assertThat(attempts.get(2)).containsEntry("error_code", "CONFLICT")
 				.containsEntry("response_snippet", "{\"error\":{\"code\":\"CONFLICT\"}}");
 			assertThat(attempts.get(1)).containsEntry("response_snippet", "oops").containsEntry("error", "HTTP 500");

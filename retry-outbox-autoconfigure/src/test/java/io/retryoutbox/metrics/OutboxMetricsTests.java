@@ -6,6 +6,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.search.MeterNotFoundException;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.retryoutbox.Outbox;
@@ -105,23 +106,27 @@ class OutboxMetricsTests {
 				.query(Long.class)
 				.single();
 			assertThat(retries).isPositive();
-			assertThat(attempts(registry, "RETRY", "5xx").count()).isEqualTo(retries);
-			assertThat(attempts(registry, "DELIVERED", "2xx").count()).isEqualTo(1);
-			assertThat(attempts(registry, "DEAD", "4xx").count()).isEqualTo(1);
-			Timer latency = registry.get("retry.outbox.delivery.latency").tag("destination", "payments").timer();
-			assertThat(latency.count()).isEqualTo(1);
-			assertThat(latency.totalTime(TimeUnit.MILLISECONDS)).isPositive();
-			String scrape = context.getBean(PrometheusMeterRegistry.class).scrape();
-			assertThat(scrape).contains("retry_outbox_enqueued_total{destination=\"payments\"} 2.0")
-				.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
-						+ "outcome=\"DELIVERED\",status_class=\"2xx\"} 1")
-				.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
-						+ "outcome=\"RETRY\",status_class=\"5xx\"} " + retries)
-				.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
-						+ "outcome=\"DEAD\",status_class=\"4xx\"} 1")
-				.containsPattern(
-						"retry_outbox_delivery_latency_seconds_bucket\\{destination=\"payments\",le=\"[0-9.]+\"}")
-				.contains("retry_outbox_delivery_latency_seconds_count{destination=\"payments\"} 1");
+			// An attempt's observation stops after its outcome was handed to the relay,
+			// which may write it first.
+			await().atMost(Duration.ofSeconds(10)).ignoreException(MeterNotFoundException.class).untilAsserted(() -> {
+				assertThat(attempts(registry, "RETRY", "5xx").count()).isEqualTo(retries);
+				assertThat(attempts(registry, "DELIVERED", "2xx").count()).isEqualTo(1);
+				assertThat(attempts(registry, "DEAD", "4xx").count()).isEqualTo(1);
+				Timer latency = registry.get("retry.outbox.delivery.latency").tag("destination", "payments").timer();
+				assertThat(latency.count()).isEqualTo(1);
+				assertThat(latency.totalTime(TimeUnit.MILLISECONDS)).isPositive();
+				String scrape = context.getBean(PrometheusMeterRegistry.class).scrape();
+				assertThat(scrape).contains("retry_outbox_enqueued_total{destination=\"payments\"} 2.0")
+					.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
+							+ "outcome=\"DELIVERED\",status_class=\"2xx\"} 1")
+					.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
+							+ "outcome=\"RETRY\",status_class=\"5xx\"} " + retries)
+					.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
+							+ "outcome=\"DEAD\",status_class=\"4xx\"} 1")
+					.containsPattern(
+							"retry_outbox_delivery_latency_seconds_bucket\\{destination=\"payments\",le=\"[0-9.]+\"}")
+					.contains("retry_outbox_delivery_latency_seconds_count{destination=\"payments\"} 1");
+			});
 		});
 	}
 

@@ -45,8 +45,8 @@ public final class OutboxRows {
 	public static UUID insert(ApplicationContext context, String status, @Nullable String orderingKey,
 			Duration dueAgo) {
 		UUID id = UUID.randomUUID();
-		// A keyed row holds its key, as a live message or a dead one parking it (on-
-		// dead=block), and is the key's head only if no earlier row holds it.
+		// A keyed row holds its key, as a live message or a dead one parking it
+		// (on-dead=block), and is the key's head only if no earlier row holds it.
 		OutboxContexts.jdbc(context)
 			.sql("""
 					INSERT INTO retry_outbox_message (id, destination, method, path, idempotency_key, status,

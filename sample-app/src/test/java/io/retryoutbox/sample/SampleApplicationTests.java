@@ -44,8 +44,8 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "sample.embedded-database.data-directory=", "sample.embedded-database.port=0",
 				"simulator.seed=20261129", "simulator.faults.unavailable=0.08", "simulator.faults.rate-limited=0.08",
-				"simulator.faults.locked=0.08", "simulator.faults.slow=0.08", "simulator.faults.dropped=0.08",
-				"simulator.faults.bad-request=0.08", "simulator.faults.conflict=0.08",
+				"simulator.faults.locked=0.08", "simulator.faults.slow=0.08", "simulator.slow-delay=5s",
+				"simulator.faults.dropped=0.08", "simulator.faults.bad-request=0.08", "simulator.faults.conflict=0.08",
 				"retry-outbox.retry.max-attempts=30", "retry-outbox.relay.poll-interval=100ms" })
 class SampleApplicationTests {
 
