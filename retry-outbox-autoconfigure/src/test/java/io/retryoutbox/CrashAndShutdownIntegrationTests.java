@@ -154,23 +154,10 @@ class CrashAndShutdownIntegrationTests {
 				.list();
 			assertThat(terminated).contains(true);
 			for (int i = 0; i < 50; i++) {
-				sendDespiteBrokenConnections(outbox, "/after/" + i);
+				OutboxContexts.sendDespiteBrokenConnections(outbox, OutboxRequest.post("api", "/after/" + i).build());
 			}
-			await().atMost(Duration.ofSeconds(60))
-				.untilAsserted(() -> assertThat(
-						jdbc().sql("SELECT status || ':' || count(*) FROM retry_outbox_message GROUP BY status")
-							.query(String.class)
-							.list())
-					.containsExactly("DELIVERED:250"));
+			OutboxContexts.awaitAllDelivered(jdbc(), 250);
 			assertThat(countWhere("true")).isEqualTo(250);
-		});
-	}
-
-	private static void sendDespiteBrokenConnections(Outbox outbox, String path) {
-		// The pool may hand out a connection that the database just terminated once.
-		await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> {
-			outbox.send(OutboxRequest.post("api", path).build());
-			return true;
 		});
 	}
 

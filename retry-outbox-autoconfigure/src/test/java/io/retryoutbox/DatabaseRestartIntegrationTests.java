@@ -82,6 +82,7 @@ class DatabaseRestartIntegrationTests {
 			.setDataDirectory(this.dataDirectory)
 			.setCleanDataDirectory(false)
 			.setRegisterShutdownHook(false)
+			.setPGStartupWait(Duration.ofSeconds(60))
 			.start();
 	}
 
@@ -116,14 +117,10 @@ class DatabaseRestartIntegrationTests {
 				await().atMost(Duration.ofSeconds(30)).until(() -> relay.getLastPollError() != null);
 				this.postgres = startPostgres();
 				for (int i = 0; i < 50; i++) {
-					sendDespiteBrokenConnections(outbox, "/after/" + i);
+					OutboxContexts.sendDespiteBrokenConnections(outbox,
+							OutboxRequest.post("api", "/after/" + i).build());
 				}
-				await().atMost(Duration.ofSeconds(60))
-					.untilAsserted(() -> assertThat(
-							jdbc().sql("SELECT status || ':' || count(*) FROM retry_outbox_message GROUP BY status")
-								.query(String.class)
-								.list())
-						.containsExactly("DELIVERED:350"));
+				OutboxContexts.awaitAllDelivered(jdbc(), 350);
 				// A poll may still fail on a connection the restart closed.
 				await().atMost(Duration.ofSeconds(10)).until(() -> relay.getLastPollError() == null);
 				assertThat(this.keysByPath).hasSize(350).allSatisfy((path, keys) -> assertThat(keys).hasSize(1));
@@ -137,14 +134,6 @@ class DatabaseRestartIntegrationTests {
 					assertThat(firstArrivals).hasSize(60).isSorted();
 				}
 			});
-	}
-
-	private static void sendDespiteBrokenConnections(Outbox outbox, String path) {
-		// The pool may hand out connections that the restart closed, once each.
-		await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
-			outbox.send(OutboxRequest.post("api", path).build());
-			return true;
-		});
 	}
 
 }

@@ -1,5 +1,6 @@
 package io.retryoutbox.testsupport;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -8,6 +9,8 @@ import java.util.function.Consumer;
 
 import javax.sql.DataSource;
 
+import io.retryoutbox.Outbox;
+import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -23,6 +26,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Builds application contexts with the starter on a real PostgreSQL database, the way an
@@ -107,6 +111,34 @@ public final class OutboxContexts {
 	 */
 	public static JdbcClient jdbc(ApplicationContext context) {
 		return JdbcClient.create(context.getBean(DataSource.class));
+	}
+
+	/**
+	 * Sends a message without a transaction, trying again while the pool hands out
+	 * connections that the database closed.
+	 * @param outbox the outbox
+	 * @param request the message
+	 */
+	public static void sendDespiteBrokenConnections(Outbox outbox, OutboxRequest request) {
+		await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+			outbox.send(request);
+			return true;
+		});
+	}
+
+	/**
+	 * Waits until every message on the database is delivered and there are {@code count}
+	 * of them.
+	 * @param jdbc the database
+	 * @param count how many messages there must be
+	 */
+	public static void awaitAllDelivered(JdbcClient jdbc, int count) {
+		await().atMost(Duration.ofSeconds(60))
+			.untilAsserted(() -> assertThat(
+					jdbc.sql("SELECT status || ':' || count(*) FROM retry_outbox_message GROUP BY status")
+						.query(String.class)
+						.list())
+				.containsExactly("DELIVERED:" + count));
 	}
 
 }

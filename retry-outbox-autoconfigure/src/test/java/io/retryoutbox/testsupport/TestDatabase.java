@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -91,7 +92,8 @@ public final class TestDatabase {
 
 	private static String startEmbedded() {
 		try {
-			EmbeddedPostgres postgres = EmbeddedPostgres.builder().start();
+			// A busy machine can take longer than the default 10s to start the server.
+			EmbeddedPostgres postgres = EmbeddedPostgres.builder().setPGStartupWait(Duration.ofSeconds(60)).start();
 			Runtime.getRuntime().addShutdownHook(new Thread(() -> {
 				try {
 					postgres.close();
