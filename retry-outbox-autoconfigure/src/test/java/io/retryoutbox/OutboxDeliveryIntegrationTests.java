@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.OutboxContexts;
@@ -24,6 +25,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.ClientRequest;
+import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -97,6 +100,36 @@ class OutboxDeliveryIntegrationTests {
 			assertThat(row).containsEntry("attempts", 1).containsEntry("last_status_code", 201);
 			assertThat(row.get("delivered_at")).isNotNull();
 			assertThat(row.get("lease_owner")).isNull();
+		});
+	}
+
+	@Test
+	void aRelayWebClientCustomizerAddsACredentialToEveryAttemptWithoutStoringIt() {
+		this.server.enqueue(new MockResponse.Builder().code(503).build());
+		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		AtomicInteger tokens = new AtomicInteger();
+		RelayWebClientCustomizer credentials = (builder) -> builder.filter((request, next) -> next.exchange(
+				ClientRequest.from(request).header("Authorization", "Bearer t" + tokens.incrementAndGet()).build()));
+		runner().withBean(RelayWebClientCustomizer.class, () -> credentials).run((context) -> {
+			UUID id = sendInTransaction(context, charge("order-credential"));
+			awaitStatus(context, id, "DELIVERED");
+			assertThat(this.server.takeRequest(1, TimeUnit.SECONDS).getHeaders().get("Authorization"))
+				.isEqualTo("Bearer t1");
+			assertThat(this.server.takeRequest(1, TimeUnit.SECONDS).getHeaders().get("Authorization"))
+				.isEqualTo("Bearer t2");
+			assertThat(String.valueOf(OutboxContexts.row(context, id).get("headers"))).doesNotContain("Bearer");
+			assertThat(tokens).hasValue(2);
+			this.server.enqueue(new MockResponse.Builder().code(200).build());
+			context.getBean(WebClient.Builder.class)
+				.build()
+				.get()
+				.uri(this.server.url("/application").uri())
+				.retrieve()
+				.toBodilessEntity()
+				.block(Duration.ofSeconds(10));
+			RecordedRequest application = this.server.takeRequest(1, TimeUnit.SECONDS);
+			assertThat(application.getTarget()).isEqualTo("/application");
+			assertThat(application.getHeaders().get("Authorization")).isNull();
 		});
 	}
 

@@ -9,6 +9,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 
 import io.retryoutbox.Outbox;
+import io.retryoutbox.RelayWebClientCustomizer;
 import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.jdbc.EnqueueObserver;
 import io.retryoutbox.jdbc.JdbcOutbox;
@@ -178,13 +179,14 @@ public final class RetryOutboxAutoConfiguration {
 				ObjectProvider<WebClient.Builder> webClientBuilder,
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
 				ObjectProvider<HttpClientSettings> httpClientSettings,
+				ObjectProvider<RelayWebClientCustomizer> customizers,
 				ObjectProvider<AttemptObserver> attemptObservers) {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay());
 			return new OutboxRelay(store, retryPolicy,
-					relayWebClient(webClientBuilder, connectorBuilder, httpClientSettings), destinations(properties),
-					properties.getIdempotencyKeyHeader(), settings,
+					relayWebClient(webClientBuilder, connectorBuilder, httpClientSettings, customizers),
+					destinations(properties), properties.getIdempotencyKeyHeader(), settings,
 					AttemptObserver.of(attemptObservers.orderedStream().toList()));
 		}
 
@@ -197,7 +199,8 @@ public final class RetryOutboxAutoConfiguration {
 		 */
 		private static WebClient relayWebClient(ObjectProvider<WebClient.Builder> webClientBuilder,
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
-				ObjectProvider<HttpClientSettings> httpClientSettings) {
+				ObjectProvider<HttpClientSettings> httpClientSettings,
+				ObjectProvider<RelayWebClientCustomizer> customizers) {
 			ReactorClientHttpConnectorBuilder reactor = (connectorBuilder
 				.getIfAvailable() instanceof ReactorClientHttpConnectorBuilder boot) ? boot
 						: ClientHttpConnectorBuilder.reactor();
@@ -208,7 +211,11 @@ public final class RetryOutboxAutoConfiguration {
 			}
 			ClientHttpConnector connector = reactor.withHttpClientCustomizer((client) -> client.disableRetry(true))
 				.build(settings);
-			return webClientBuilder.getIfAvailable(WebClient::builder).clone().clientConnector(connector).build();
+			WebClient.Builder builder = webClientBuilder.getIfAvailable(WebClient::builder)
+				.clone()
+				.clientConnector(connector);
+			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
+			return builder.build();
 		}
 
 	}
