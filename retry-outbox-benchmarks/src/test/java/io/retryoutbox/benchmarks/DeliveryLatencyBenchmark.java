@@ -1,13 +1,8 @@
 package io.retryoutbox.benchmarks;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -93,12 +88,12 @@ class DeliveryLatencyBenchmark {
 					await().until(() -> relay.getBean(PostgresWakeupListener.class).isListening());
 					double[] local = measure(relay, "local");
 					double[] remote = measure(enqueueOnly, "remote");
-					report("commit-to-first-attempt, local instance", local);
-					report("commit-to-first-attempt, other instance (LISTEN/NOTIFY)", remote);
-					assertThat(percentile(local, 50)).isLessThan(20);
-					assertThat(percentile(local, 99)).isLessThan(100);
-					assertThat(percentile(remote, 50)).isLessThan(20);
-					assertThat(percentile(remote, 99)).isLessThan(100);
+					BenchmarkResults.report("commit-to-first-attempt, local instance", local);
+					BenchmarkResults.report("commit-to-first-attempt, other instance (LISTEN/NOTIFY)", remote);
+					assertThat(BenchmarkResults.percentile(local, 50)).isLessThan(20);
+					assertThat(BenchmarkResults.percentile(local, 99)).isLessThan(100);
+					assertThat(BenchmarkResults.percentile(remote, 50)).isLessThan(20);
+					assertThat(BenchmarkResults.percentile(remote, 99)).isLessThan(100);
 				});
 	}
 
@@ -125,9 +120,10 @@ class DeliveryLatencyBenchmark {
 		double[] withNotify = enqueueCost(runner().withPropertyValues("retry-outbox.relay.enabled=false"));
 		double[] withoutNotify = enqueueCost(
 				runner().withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.relay.notify=false"));
-		report("enqueue transaction (1 message), notify on", withNotify);
-		report("enqueue transaction (1 message), notify off", withoutNotify);
-		assertThat(percentile(withNotify, 50)).isLessThan(percentile(withoutNotify, 50) * 1.25 + 0.2);
+		BenchmarkResults.report("enqueue transaction (1 message), notify on", withNotify);
+		BenchmarkResults.report("enqueue transaction (1 message), notify off", withoutNotify);
+		assertThat(BenchmarkResults.percentile(withNotify, 50))
+			.isLessThan(BenchmarkResults.percentile(withoutNotify, 50) * 1.25 + 0.2);
 	}
 
 	private double[] enqueueCost(ApplicationContextRunner runner) {
@@ -175,8 +171,9 @@ class DeliveryLatencyBenchmark {
 						.single() == 0);
 				double seconds = (System.nanoTime() - started) / 1e9;
 				double rate = messages / seconds;
-				write(String.format("relay throughput, one instance, local HTTP server: %.0f messages/s (%d in %.1fs)",
-						rate, messages, seconds));
+				BenchmarkResults.write(String.format(
+						"relay throughput, one instance, local HTTP server: %.0f messages/s (%d in %.1fs)", rate,
+						messages, seconds));
 				assertThat(rate).isGreaterThan(500);
 			});
 	}
@@ -186,8 +183,9 @@ class DeliveryLatencyBenchmark {
 		this.responseDelayMillis = 20;
 		double one = drainRate(1, 3000);
 		double two = drainRate(2, 3000);
-		write(String.format("relay throughput, 20 ms downstream, concurrency 8 per instance: 1 instance %.0f/s, "
-				+ "2 instances %.0f/s (x%.2f)", one, two, two / one));
+		BenchmarkResults
+			.write(String.format("relay throughput, 20 ms downstream, concurrency 8 per instance: 1 instance %.0f/s, "
+					+ "2 instances %.0f/s (x%.2f)", one, two, two / one));
 		assertThat(two).isGreaterThan(one * 1.5);
 	}
 
@@ -221,32 +219,6 @@ class DeliveryLatencyBenchmark {
 
 	private int arrivalsWith(String prefix) {
 		return (int) this.arrivals.keySet().stream().filter((path) -> path.startsWith(prefix)).count();
-	}
-
-	private static double percentile(double[] values, int percentile) {
-		double[] sorted = values.clone();
-		Arrays.sort(sorted);
-		int index = (int) Math.ceil(percentile / 100.0 * sorted.length) - 1;
-		return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
-	}
-
-	private static void report(String name, double[] millis) {
-		write(String.format("%s: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (n=%d)", name,
-				percentile(millis, 50), percentile(millis, 90), percentile(millis, 99), percentile(millis, 100),
-				millis.length));
-	}
-
-	private static void write(String line) {
-		System.out.println("BENCHMARK " + line);
-		try {
-			Path results = Path.of("target", "benchmark-results.txt");
-			Files.createDirectories(results.getParent());
-			Files.writeString(results, line + System.lineSeparator(), StandardOpenOption.CREATE,
-					StandardOpenOption.APPEND);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
 	}
 
 }
