@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -171,6 +172,24 @@ class CrashAndShutdownIntegrationTests {
 			assertThat(countWhere("status = 'IN_FLIGHT' AND attempts = 1")).isEqualTo(3);
 		});
 		assertThat(countWhere("status = 'PENDING' AND attempts = 0 AND lease_owner IS NULL")).isEqualTo(3);
+	}
+
+	@Test
+	void letsInFlightRequestsFinishWithinTheShutdownTimeoutWhenStoppedGracefully() {
+		runner().withPropertyValues("retry-outbox.relay.shutdown-timeout=20s").run((context) -> {
+			for (int i = 0; i < 3; i++) {
+				context.getBean(Outbox.class).send(OutboxRequest.post("api", "/finish/" + i).build());
+			}
+			await().atMost(Duration.ofSeconds(10)).until(() -> this.requests.get() == 3);
+			OutboxRelay relay = context.getBean(OutboxRelay.class);
+			CompletableFuture<Void> stopping = CompletableFuture.runAsync(relay::stop);
+			await().atMost(Duration.ofSeconds(10)).until(() -> !relay.isRunning());
+			assertThat(stopping).isNotDone();
+			this.answer.countDown();
+			stopping.get(20, TimeUnit.SECONDS);
+			assertThat(countWhere("status = 'DELIVERED' AND attempts = 1")).isEqualTo(3);
+			assertThat(this.requests.get()).isEqualTo(3);
+		});
 	}
 
 	@Test

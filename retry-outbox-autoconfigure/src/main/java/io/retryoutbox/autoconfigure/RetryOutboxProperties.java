@@ -265,8 +265,14 @@ public class RetryOutboxProperties {
 		private Duration shutdownTimeout = Duration.ofSeconds(30);
 
 		/**
-		 * How long after the application context starts the relay first looks for due
-		 * messages.
+		 * Whether the relay starts once the application is ready (ApplicationReadyEvent)
+		 * rather than with the application context, so that it sends nothing while
+		 * application runners still run.
+		 */
+		private boolean waitForReady = true;
+
+		/**
+		 * How long after it starts the relay first looks for due messages.
 		 */
 		private Duration startDelay = Duration.ZERO;
 
@@ -294,6 +300,14 @@ public class RetryOutboxProperties {
 
 		public void setNotifyMinInterval(Duration notifyMinInterval) {
 			this.notifyMinInterval = notifyMinInterval;
+		}
+
+		public boolean isWaitForReady() {
+			return this.waitForReady;
+		}
+
+		public void setWaitForReady(boolean waitForReady) {
+			this.waitForReady = waitForReady;
 		}
 
 		public Duration getStartDelay() {

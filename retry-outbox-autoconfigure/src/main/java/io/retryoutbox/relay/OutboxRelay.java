@@ -76,6 +76,11 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private volatile boolean running;
 
+	// Wake-ups before the first poll are ignored, so that start-delay holds.
+	private volatile boolean polled;
+
+	private boolean autoStartup = true;
+
 	private volatile @Nullable ScheduledExecutorService executor;
 
 	private volatile @Nullable ScheduledExecutorService leaseKeeper;
@@ -140,7 +145,10 @@ public final class OutboxRelay implements SmartLifecycle {
 		if (!this.running) {
 			return State.STOPPED;
 		}
-		return (polling != null && polling.isDone()) ? State.FAILED : State.RUNNING;
+		if (polling != null && polling.isDone()) {
+			return State.FAILED;
+		}
+		return this.polled ? State.RUNNING : State.STARTING;
 	}
 
 	/**
@@ -157,7 +165,7 @@ public final class OutboxRelay implements SmartLifecycle {
 	 */
 	public void wakeUp() {
 		ScheduledExecutorService executor = this.executor;
-		if (this.running && executor != null && this.wakePending.compareAndSet(false, true)) {
+		if (this.running && this.polled && executor != null && this.wakePending.compareAndSet(false, true)) {
 			try {
 				executor.execute(this::poll);
 			}
@@ -167,8 +175,25 @@ public final class OutboxRelay implements SmartLifecycle {
 		}
 	}
 
+	/**
+	 * Sets whether the application context starts the relay when it starts; if not, the
+	 * relay starts when {@link #start()} is called, e.g. once the application is ready.
+	 * @param autoStartup whether the context starts the relay
+	 */
+	public void setAutoStartup(boolean autoStartup) {
+		this.autoStartup = autoStartup;
+	}
+
 	@Override
-	public void start() {
+	public boolean isAutoStartup() {
+		return this.autoStartup;
+	}
+
+	@Override
+	public synchronized void start() {
+		if (this.running) {
+			return;
+		}
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("retry-outbox-relay-");
 		threads.setDaemon(true);
 		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, threads);
@@ -177,6 +202,7 @@ public final class OutboxRelay implements SmartLifecycle {
 				new CustomizableThreadFactory("retry-outbox-lease-"));
 		leaseKeeper.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
 		this.sending = Disposables.composite();
+		this.polled = false;
 		this.executor = executor;
 		this.leaseKeeper = leaseKeeper;
 		this.running = true;
@@ -187,18 +213,19 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	@Override
-	public void stop() {
+	public synchronized void stop() {
 		this.running = false;
 		ScheduledExecutorService executor = this.executor;
 		if (executor == null) {
 			return;
 		}
 		try {
+			long deadline = System.nanoTime() + this.settings.shutdownTimeout().toNanos();
 			executor.shutdown();
-			executor.awaitTermination(this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS);
+			executor.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
 			// Let in-flight requests finish: every slot back means nothing is in flight.
 			int concurrency = this.settings.concurrency();
-			if (this.slots.tryAcquire(concurrency, this.settings.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+			if (this.slots.tryAcquire(concurrency, deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
 				this.slots.release(concurrency);
 			}
 		}
@@ -257,6 +284,7 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	private void poll() {
+		this.polled = true;
 		this.wakePending.set(false);
 		try {
 			boolean keysToRelease = writeCompleted();
@@ -379,6 +407,9 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * What the relay is doing.
 	 */
 	public enum State {
+
+		/** Started, waiting for its start delay to pass before it first polls. */
+		STARTING,
 
 		/** Polling for due messages. */
 		RUNNING,

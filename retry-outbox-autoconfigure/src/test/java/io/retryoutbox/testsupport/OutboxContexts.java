@@ -39,7 +39,7 @@ public final class OutboxContexts {
 
 	/**
 	 * A runner with the outbox and what it builds on, on the given database, polling
-	 * quickly.
+	 * quickly and starting the relay with the context.
 	 * @param jdbcUrl the database
 	 * @return the runner
 	 */
@@ -49,7 +49,9 @@ public final class OutboxContexts {
 					DataSourceTransactionManagerAutoConfiguration.class, JacksonAutoConfiguration.class,
 					WebClientAutoConfiguration.class, RetryOutboxAutoConfiguration.class))
 			.withPropertyValues("spring.datasource.url=" + jdbcUrl, "spring.datasource.hikari.maximum-pool-size=4",
-					"retry-outbox.relay.poll-interval=100ms");
+					"retry-outbox.relay.poll-interval=100ms",
+					// A context runner publishes no ApplicationReadyEvent.
+					"retry-outbox.relay.wait-for-ready=false");
 	}
 
 	/**
