@@ -21,12 +21,11 @@ import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Runs the sample application as the README's quickstart command
- * ({@code ./mvnw -pl sample-app -am spring-boot:run}) does: its main class, the default
- * ({@code demo}) profile, an embedded database, in a process of its own; only through
- * {@code java} with the test classpath rather than through Maven, which would make the
- * test slow and fragile. It follows an order through a restart, and checks the README's
- * {@code curl} lines on the actuator endpoint.
+ * Runs the sample application as the README's quickstart does: the default ({@code demo})
+ * profile, an embedded database, in a process of its own, from the jar that
+ * {@code ./mvnw -B verify} packages (Failsafe runs this test after the package phase). It
+ * follows an order through a restart, and checks the README's {@code curl} lines on the
+ * actuator endpoint.
  */
 class QuickstartCommandTests {
 

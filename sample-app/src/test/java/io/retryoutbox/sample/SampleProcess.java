@@ -12,9 +12,8 @@ import java.util.concurrent.TimeUnit;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The sample application running in a JVM of its own, started the way the quickstart
- * starts it but without Maven:
- * {@code java -cp <classpath> io.retryoutbox.sample.SampleApplication}.
+ * The sample application running in a JVM of its own from its packaged jar:
+ * {@code java -jar retry-outbox-sample-app-<version>.jar}.
  */
 final class SampleProcess implements AutoCloseable {
 
@@ -48,9 +47,8 @@ final class SampleProcess implements AutoCloseable {
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		// Faster startup is worth more here than peak performance.
 		command.add("-XX:TieredStopAtLevel=1");
-		command.add("-cp");
-		command.add(System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
-		command.add(SampleApplication.class.getName());
+		command.add("-jar");
+		command.add(jar().toString());
 		command.add("--server.port=" + port);
 		command.addAll(arguments);
 		try {
@@ -62,6 +60,15 @@ final class SampleProcess implements AutoCloseable {
 		catch (IOException ex) {
 			throw new UncheckedIOException("Could not start " + command, ex);
 		}
+	}
+
+	private static Path jar() {
+		String jar = System.getProperty("sample.jar");
+		if (jar == null || !Files.isRegularFile(Path.of(jar))) {
+			throw new IllegalStateException("System property sample.jar must name the packaged sample application, "
+					+ "was " + jar + "; run this test with 'verify', after 'package'");
+		}
+		return Path.of(jar);
 	}
 
 	SampleClient client() {
