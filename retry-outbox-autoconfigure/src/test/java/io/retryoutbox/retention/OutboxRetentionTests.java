@@ -1,8 +1,18 @@
 package io.retryoutbox.retention;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import javax.sql.DataSource;
 
 import io.retryoutbox.autoconfigure.OutboxRetentionAutoConfiguration;
+import io.retryoutbox.jdbc.JdbcOutboxRetention;
+import io.retryoutbox.jdbc.OutboxTables;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
@@ -11,6 +21,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -79,6 +91,50 @@ class OutboxRetentionTests {
 			assertThat(count(context, "IN_FLIGHT")).isEqualTo(6);
 			assertThat(attempts(context)).isEqualTo(3 + 4 + 5 + 6);
 		});
+	}
+
+	@Test
+	void deletesOneChunkPerStatementAndSkipsMessagesLockedElsewhere() {
+		this.runner.withPropertyValues("retry-outbox.retention.enabled=false").run((context) -> {
+			insert(context, "DELIVERED", 25, Duration.ofDays(8));
+			AtomicInteger deletes = new AtomicInteger();
+			DataSource counting = countingDeletes(context.getBean(DataSource.class), deletes);
+			JdbcOutboxRetention retention = new JdbcOutboxRetention(counting, OutboxTables.in(null), 10);
+			TransactionTemplate elsewhere = OutboxContexts.transactions(context);
+			long deleted = elsewhere.execute((status) -> {
+				OutboxContexts.jdbc(context)
+					.sql("SELECT id FROM retry_outbox_message ORDER BY delivered_at LIMIT 1 FOR UPDATE")
+					.query(UUID.class)
+					.single();
+				// Runs on its own connection while this transaction holds the lock.
+				return retention.deleteDelivered(Duration.ofDays(7));
+			});
+			assertThat(deleted).isEqualTo(24);
+			assertThat(deletes).hasValue(3);
+			assertThat(count(context, "DELIVERED")).isOne();
+		});
+	}
+
+	private static DataSource countingDeletes(DataSource dataSource, AtomicInteger deletes) {
+		return new DelegatingDataSource(dataSource) {
+			@Override
+			public Connection getConnection() throws SQLException {
+				Connection connection = super.getConnection();
+				return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(),
+						new Class<?>[] { Connection.class }, (proxy, method, args) -> {
+							if (method.getName().equals("prepareStatement")
+									&& ((String) args[0]).strip().startsWith("DELETE")) {
+								deletes.incrementAndGet();
+							}
+							try {
+								return method.invoke(connection, args);
+							}
+							catch (InvocationTargetException ex) {
+								throw ex.getCause();
+							}
+						});
+			}
+		};
 	}
 
 	@Test
