@@ -152,4 +152,18 @@ class OutboxEnqueueValidationTests {
 		this.runner.run(check::accept);
 	}
 
+	@Test
+	void serializesAJsonBodyWithTheApplicationsJsonMapper() {
+		this.runner.withPropertyValues("spring.jackson.property-naming-strategy=SNAKE_CASE").run((context) -> {
+			UUID id = sendInTransaction(context,
+					OutboxRequest.post("payments", "/a").jsonBody(new Charge("order-7", 42)).build());
+			assertThat((byte[]) OutboxContexts.row(context, id).get("body")).asString()
+				.isEqualTo("{\"order_id\":\"order-7\",\"amount_in_cents\":42}");
+			assertThat(OutboxContexts.row(context, id)).containsEntry("content_type", "application/json");
+		});
+	}
+
+	record Charge(String orderId, int amountInCents) {
+	}
+
 }
