@@ -103,4 +103,18 @@ class ClassificationOverHttpIntegrationTests {
 		assertThat(row).containsEntry("status", "PENDING").containsEntry("last_status_code", 409);
 	}
 
+	@Test
+	void keepsTheRowForARetryWhenTheHostNameDoesNotResolve() {
+		runner.withPropertyValues("retry-outbox.destinations.nowhere.base-url=http://retry-outbox-test.invalid/")
+			.run((context) -> {
+				UUID id = context.getBean(Outbox.class).send(OutboxRequest.post("nowhere", "/x").build());
+				await().atMost(Duration.ofSeconds(30))
+					.untilAsserted(() -> assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 1)
+						.containsEntry("lease_owner", null));
+				Map<String, Object> row = OutboxContexts.row(context, id);
+				assertThat(row).containsEntry("status", "PENDING").containsEntry("last_status_code", null);
+				assertThat((String) row.get("last_error")).contains("retry-outbox-test.invalid");
+			});
+	}
+
 }
