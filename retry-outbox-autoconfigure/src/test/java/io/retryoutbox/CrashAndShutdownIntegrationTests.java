@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -14,6 +15,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.retryoutbox.jdbc.PostgresWakeupListener;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
@@ -148,18 +150,35 @@ class CrashAndShutdownIntegrationTests {
 				outbox.send(OutboxRequest.post("api", "/before/" + i).orderingKey("key-" + (i % 5)).build());
 			}
 			await().atMost(Duration.ofSeconds(30)).until(() -> this.requests.get() > 20);
+			PostgresWakeupListener listener = context.getBean(PostgresWakeupListener.class);
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> listener.isListening() && listeningBackends().size() == 1);
+			List<Integer> listeningBefore = listeningBackends();
 			List<Boolean> terminated = jdbc()
 				.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
 						+ "WHERE datname = current_database() AND pid <> pg_backend_pid()")
 				.query(Boolean.class)
 				.list();
 			assertThat(terminated).contains(true);
+			// Listening again, on a new connection: the old one was terminated.
+			await().atMost(Duration.ofSeconds(30)).until(() -> {
+				List<Integer> listening = listeningBackends();
+				return listener.isListening() && !listening.isEmpty()
+						&& Collections.disjoint(listening, listeningBefore);
+			});
 			for (int i = 0; i < 50; i++) {
 				OutboxContexts.sendDespiteBrokenConnections(outbox, OutboxRequest.post("api", "/after/" + i).build());
 			}
 			OutboxContexts.awaitAllDelivered(jdbc(), 250);
 			assertThat(countWhere("true")).isEqualTo(250);
 		});
+	}
+
+	private List<Integer> listeningBackends() {
+		return jdbc()
+			.sql("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'")
+			.query(Integer.class)
+			.list();
 	}
 
 	@Test

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -112,7 +113,35 @@ class MultiInstanceIntegrationTests {
 				.sql("SELECT count(DISTINCT lease_owner) FROM retry_outbox_message")
 				.query(Long.class)
 				.single()).isZero();
+			assertNoAttemptsOfOneMessageOverlapped(OutboxContexts.jdbc(instances.get(0)));
 		});
+	}
+
+	/**
+	 * The attempt log holds a row per claim (the relay's timing of the request), so two
+	 * instances sending one message at once would show as two overlapping rows, or as a
+	 * claim without a row if the later outcome was refused.
+	 */
+	private static void assertNoAttemptsOfOneMessageOverlapped(JdbcClient jdbc) {
+		assertThat(count(jdbc, "SELECT count(*) FROM retry_outbox_attempt")).as("attempt log rows, one per claim")
+			.isEqualTo(count(jdbc, "SELECT sum(attempts) FROM retry_outbox_message"))
+			.isGreaterThan(KEYS * PER_KEY);
+		assertThat(count(jdbc, "SELECT count(*) FROM retry_outbox_attempt WHERE duration_ms IS NULL")).isZero();
+		assertThat(count(jdbc, """
+				SELECT count(*) FROM retry_outbox_attempt a
+				JOIN retry_outbox_attempt b ON b.message_id = a.message_id AND b.attempt = a.attempt AND b.id > a.id
+				""")).as("attempt numbers used twice for one message").isZero();
+		// duration_ms is cut to whole milliseconds: one more covers the whole request.
+		assertThat(count(jdbc, """
+				SELECT count(*) FROM retry_outbox_attempt a
+				JOIN retry_outbox_attempt b ON b.message_id = a.message_id AND b.id > a.id
+				WHERE a.started_at < b.started_at + (b.duration_ms + 1) * interval '1 millisecond'
+					AND b.started_at < a.started_at + (a.duration_ms + 1) * interval '1 millisecond'
+				""")).as("attempts of one message that overlapped in time").isZero();
+	}
+
+	private static long count(JdbcClient jdbc, String sql) {
+		return jdbc.sql(sql).query(Long.class).single();
 	}
 
 	@Test

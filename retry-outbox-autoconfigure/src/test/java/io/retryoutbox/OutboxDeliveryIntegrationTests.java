@@ -8,12 +8,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.Dispatcher;
 import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;
 import mockwebserver3.RecordedRequest;
@@ -101,6 +103,77 @@ class OutboxDeliveryIntegrationTests {
 			assertThat(row.get("delivered_at")).isNotNull();
 			assertThat(row.get("lease_owner")).isNull();
 		});
+	}
+
+	@Test
+	void sendsTheIdempotencyKeyInTheConfiguredHeader() {
+		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		runner().withPropertyValues("retry-outbox.idempotency-key-header=X-Request-Key").run((context) -> {
+			UUID id = sendInTransaction(context, OutboxRequest.post("payments", "/charges").build());
+			RecordedRequest request = this.server.takeRequest(20, TimeUnit.SECONDS);
+			assertThat(request).isNotNull();
+			assertThat(request.getHeaders().values("X-Request-Key")).containsExactly(id.toString());
+			assertThat(request.getHeaders().get("Idempotency-Key")).isNull();
+			awaitStatus(context, id, "DELIVERED");
+		});
+	}
+
+	@Test
+	void takesACallerSuppliedKeyFromTheConfiguredHeaderAndSendsItOnce() {
+		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		runner().withPropertyValues("retry-outbox.idempotency-key-header=X-Request-Key").run((context) -> {
+			UUID id = sendInTransaction(context,
+					OutboxRequest.post("payments", "/charges").header("x-request-key", "order-42-charge").build());
+			RecordedRequest request = this.server.takeRequest(20, TimeUnit.SECONDS);
+			assertThat(request).isNotNull();
+			assertThat(request.getHeaders().values("X-Request-Key")).containsExactly("order-42-charge");
+			assertThat(request.getHeaders().get("Idempotency-Key")).isNull();
+			awaitStatus(context, id, "DELIVERED");
+			assertThat(OutboxContexts.row(context, id)).containsEntry("idempotency_key", "order-42-charge");
+		});
+	}
+
+	@Test
+	void neverHasMoreRequestsInFlightThanTheConfiguredConcurrency() throws IOException {
+		CountDownLatch answer = new CountDownLatch(1);
+		AtomicInteger arrived = new AtomicInteger();
+		try (MockWebServer holding = new MockWebServer()) {
+			holding.setDispatcher(new Dispatcher() {
+				@Override
+				public MockResponse dispatch(RecordedRequest request) throws InterruptedException {
+					arrived.incrementAndGet();
+					answer.await(60, TimeUnit.SECONDS);
+					return new MockResponse.Builder().code(200).build();
+				}
+			});
+			holding.start();
+			try {
+				runner(holding.getPort())
+					.withPropertyValues("retry-outbox.relay.concurrency=2",
+							"retry-outbox.destinations.payments.timeout=60s", "retry-outbox.relay.shutdown-timeout=1s")
+					.run((context) -> {
+						List<UUID> ids = OutboxContexts.transactions(context).execute((status) -> {
+							List<UUID> sent = new ArrayList<>();
+							for (int i = 0; i < 6; i++) {
+								sent.add(context.getBean(Outbox.class)
+									.send(OutboxRequest.post("payments", "/held/" + i).build()));
+							}
+							return sent;
+						});
+						await().atMost(Duration.ofSeconds(20)).until(() -> arrived.get() >= 2);
+						// Both slots are taken while the server holds the two requests.
+						await().during(Duration.ofMillis(500))
+							.atMost(Duration.ofSeconds(5))
+							.until(() -> arrived.get() == 2);
+						answer.countDown();
+						ids.forEach((id) -> awaitStatus(context, id, "DELIVERED"));
+						assertThat(arrived).hasValue(6);
+					});
+			}
+			finally {
+				answer.countDown();
+			}
+		}
 	}
 
 	@Test

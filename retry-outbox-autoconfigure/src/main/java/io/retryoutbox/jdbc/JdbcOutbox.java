@@ -1,6 +1,5 @@
 package io.retryoutbox.jdbc;
 
-import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,8 +35,6 @@ public final class JdbcOutbox implements Outbox {
 
 	private final Runnable afterCommit;
 
-	private final Clock clock;
-
 	private final EnqueueObserver observer;
 
 	/**
@@ -70,7 +67,6 @@ public final class JdbcOutbox implements Outbox {
 		this.idempotencyKeyHeader = settings.idempotencyKeyHeader();
 		this.requireTransaction = settings.requireTransaction();
 		this.afterCommit = afterCommit;
-		this.clock = Clock.systemUTC();
 		this.observer = observer;
 	}
 
@@ -87,7 +83,7 @@ public final class JdbcOutbox implements Outbox {
 		if (body != null) {
 			this.validator.validateBodySize(body.length);
 		}
-		UUID id = TimeOrderedUuid.next(this.clock);
+		UUID id = TimeOrderedUuid.next();
 		Map<String, List<String>> headers = new LinkedHashMap<>(request.headers());
 		String idempotencyKey = idempotencyKey(headers, id);
 		String headersJson = this.jsonMapper.writeValueAsString(headers);

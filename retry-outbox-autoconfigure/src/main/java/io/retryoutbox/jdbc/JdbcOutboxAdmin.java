@@ -1,7 +1,6 @@
 package io.retryoutbox.jdbc;
 
 import java.sql.Array;
-import java.sql.SQLException;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;

@@ -3,21 +3,58 @@ package io.retryoutbox.jdbc;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Creates version 7 UUIDs (RFC 9562): a millisecond timestamp followed by random bits, so
- * ids sort roughly by creation time and index well.
+ * Creates version 7 UUIDs (RFC 9562): a millisecond timestamp, a counter and random bits,
+ * so ids sort by creation time and index well.
+ * <p>
+ * The ids of one generator are strictly increasing (RFC 9562, section 6.2, method 1): the
+ * 12 bits of {@code rand_a} hold a counter that starts at a random value below 2048 in
+ * every new millisecond and grows by one for each further id of that millisecond. A
+ * counter that runs over carries into the timestamp, and a clock that goes back is not
+ * followed, so an id is never smaller than the one before, however many ids a millisecond
+ * sees and whatever the clock does.
  */
 final class TimeOrderedUuid {
 
 	private static final SecureRandom RANDOM = new SecureRandom();
 
-	private TimeOrderedUuid() {
+	private static final TimeOrderedUuid SHARED = new TimeOrderedUuid(Clock.systemUTC());
+
+	private static final int COUNTER_BITS = 12;
+
+	private final Clock clock;
+
+	// The timestamp and the counter of the last id, as the 60 bits they fill in it.
+	private final AtomicLong last = new AtomicLong();
+
+	/**
+	 * Creates a generator of its own; ids are increasing per generator.
+	 * @param clock the clock whose milliseconds the ids carry
+	 */
+	TimeOrderedUuid(Clock clock) {
+		this.clock = clock;
 	}
 
-	static UUID next(Clock clock) {
-		long millis = clock.millis();
-		long msb = (millis << 16) | 0x7000L | (RANDOM.nextInt() & 0x0FFFL);
+	/**
+	 * Returns the next id of the generator that this JVM shares, on the system clock.
+	 * @return an id greater than every id it returned before
+	 */
+	static UUID next() {
+		return SHARED.generate();
+	}
+
+	/**
+	 * Returns the next id of this generator.
+	 * @return an id greater than every id this generator returned before
+	 */
+	UUID generate() {
+		long millis = this.clock.millis();
+		long seed = RANDOM.nextInt(1 << (COUNTER_BITS - 1));
+		long next = this.last.updateAndGet(
+				(previous) -> ((previous >>> COUNTER_BITS) < millis) ? (millis << COUNTER_BITS) | seed : previous + 1);
+		long msb = ((next >>> COUNTER_BITS) << 16) | 0x7000L | (next & 0x0FFFL);
 		long lsb = (RANDOM.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
 		return new UUID(msb, lsb);
 	}

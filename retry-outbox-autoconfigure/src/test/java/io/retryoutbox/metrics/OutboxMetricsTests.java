@@ -132,22 +132,48 @@ class OutboxMetricsTests {
 
 	@Test
 	void readsTheGaugesFromOnePeriodicQuery() {
-		runner().withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
-			OutboxRows.insertDead(context, "payments", 3, "TERMINAL_STATUS", Duration.ZERO);
-			OutboxRows.insert(context, "DEAD", "order-7", Duration.ofMinutes(20));
-			OutboxRows.insert(context, "PENDING", "order-7", Duration.ofMinutes(10));
-			OutboxRows.insert(context, "PENDING", null, Duration.ofMinutes(-5));
-			MeterRegistry registry = context.getBean(MeterRegistry.class);
-			await().untilAsserted(() -> {
+		runner().withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.metrics.gauge-interval=1h")
+			.run((context) -> {
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				PrometheusMeterRegistry prometheus = context.getBean(PrometheusMeterRegistry.class);
+				// The first query runs at start, on the empty table; the next in an hour.
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(() -> assertThat(registry.get("retry.outbox.dead").gauge().value()).isZero());
+				OutboxRows.insertDead(context, "payments", 3, "TERMINAL_STATUS", Duration.ZERO);
+				OutboxRows.insert(context, "DEAD", "order-7", Duration.ofMinutes(20));
+				OutboxRows.insert(context, "PENDING", "order-7", Duration.ofMinutes(10));
+				OutboxRows.insert(context, "PENDING", null, Duration.ofMinutes(-5));
+				// Scrapes read what the last query read, however often they come.
+				await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+					assertThat(registry.get("retry.outbox.pending").gauge().value()).isZero();
+					assertThat(registry.get("retry.outbox.dead").gauge().value()).isZero();
+					assertThat(prometheus.scrape()).contains("retry_outbox_pending 0.0")
+						.contains("retry_outbox_dead 0.0")
+						.contains("retry_outbox_parked_keys 0.0")
+						.contains("retry_outbox_lag_seconds 0.0");
+				});
+				// What the scheduler runs every gauge-interval.
+				context.getBean(OutboxGauges.class).run();
 				assertThat(registry.get("retry.outbox.pending").gauge().value()).isEqualTo(2);
 				assertThat(registry.get("retry.outbox.dead").gauge().value()).isEqualTo(4);
 				assertThat(registry.get("retry.outbox.parked.keys").gauge().value()).isEqualTo(1);
 				assertThat(registry.get("retry.outbox.lag.seconds").gauge().value()).isBetween(600.0, 660.0);
+				assertThat(prometheus.scrape()).contains("retry_outbox_pending 2.0")
+					.contains("retry_outbox_dead 4.0")
+					.contains("retry_outbox_parked_keys 1.0")
+					.containsPattern("retry_outbox_lag_seconds 6[0-9][0-9]\\.");
 			});
-			assertThat(context.getBean(PrometheusMeterRegistry.class).scrape()).contains("retry_outbox_pending 2.0")
-				.contains("retry_outbox_dead 4.0")
-				.contains("retry_outbox_parked_keys 1.0")
-				.containsPattern("retry_outbox_lag_seconds 6[0-9][0-9]\\.");
+	}
+
+	@Test
+	void refreshesTheGaugesEveryGaugeInterval() {
+		runner().withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(registry.get("retry.outbox.dead").gauge().value()).isZero());
+			OutboxRows.insertDead(context, "payments", 3, "TERMINAL_STATUS", Duration.ZERO);
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(registry.get("retry.outbox.dead").gauge().value()).isEqualTo(3));
 		});
 	}
 

@@ -1,0 +1,160 @@
+package io.retryoutbox;
+
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+import io.retryoutbox.jdbc.PostgresNotifier;
+import io.retryoutbox.jdbc.PostgresWakeupListener;
+import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.OutboxRows;
+import io.retryoutbox.testsupport.PathDispatcher;
+import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.MockWebServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The LISTEN/NOTIFY options of the relay: {@code retry-outbox.relay.notify} and
+ * {@code retry-outbox.relay.notify-channel}, on a real PostgreSQL.
+ */
+class NotifyOptionsIntegrationTests {
+
+	private static final String CHANNEL = "custom_channel";
+
+	private final PathDispatcher dispatcher = new PathDispatcher();
+
+	private String jdbcUrl;
+
+	private MockWebServer server;
+
+	@BeforeEach
+	void startServerOnAFreshDatabase() throws IOException {
+		this.jdbcUrl = TestDatabase.createDatabase();
+		this.server = new MockWebServer();
+		this.server.setDispatcher(this.dispatcher);
+		this.server.start();
+	}
+
+	@AfterEach
+	void stopServer() {
+		this.server.close();
+	}
+
+	private ApplicationContextRunner runner() {
+		return OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.payments.base-url=" + this.server.url("/api"));
+	}
+
+	@Test
+	void withNotifyOffThereIsNoNotifierNorListenerAndTheRelayDeliversByPolling() {
+		runner().withPropertyValues("retry-outbox.relay.notify=false").run((context) -> {
+			assertThat(context).hasNotFailed()
+				.hasSingleBean(OutboxRelay.class)
+				.doesNotHaveBean(PostgresNotifier.class)
+				.doesNotHaveBean(PostgresWakeupListener.class);
+			// Written behind the outbox's back: no wake-up of any kind, only a poll
+			// finds it.
+			UUID id = OutboxRows.insert(context, "PENDING", null, Duration.ZERO);
+			awaitDelivered(context, id);
+			assertThat(this.dispatcher.requests()).singleElement()
+				.satisfies((request) -> assertThat(request.getTarget()).isEqualTo("/api/direct"));
+		});
+	}
+
+	@Test
+	void anEnqueueOnOneInstanceWakesTheRelayOfAnotherOnTheConfiguredChannel() throws SQLException {
+		try (Connection listener = DriverManager.getConnection(this.jdbcUrl)) {
+			listen(listener, CHANNEL);
+			OutboxContexts.withInstances(List.of(
+					runner().withPropertyValues("retry-outbox.relay.notify-channel=" + CHANNEL,
+							"retry-outbox.relay.poll-interval=1h"),
+					runner().withPropertyValues("retry-outbox.relay.notify-channel=" + CHANNEL,
+							"retry-outbox.relay.enabled=false")),
+					(instances) -> {
+						ConfigurableApplicationContext relay = instances.get(0);
+						ConfigurableApplicationContext enqueueOnly = instances.get(1);
+						awaitIdleAndListening(relay);
+						UUID id = OutboxContexts.transactions(enqueueOnly)
+							.execute((status) -> enqueueOnly.getBean(Outbox.class)
+								.send(OutboxRequest.post("payments", "/wake").build()));
+						// The relay polls hourly and was not woken locally: only a
+						// notification can deliver this, and the enqueuing instance sent
+						// it on the configured channel.
+						awaitDelivered(relay, id);
+						awaitNotification(listener, CHANNEL);
+					});
+		}
+	}
+
+	@Test
+	void theRelayListensOnTheConfiguredChannelOnly() throws SQLException {
+		runner()
+			.withPropertyValues("retry-outbox.relay.notify-channel=" + CHANNEL, "retry-outbox.relay.poll-interval=1h")
+			.run((context) -> {
+				awaitIdleAndListening(context);
+				UUID id = OutboxRows.insert(context, "PENDING", null, Duration.ZERO);
+				try (Connection connection = DriverManager.getConnection(this.jdbcUrl);
+						Statement statement = connection.createStatement()) {
+					statement.execute("NOTIFY retry_outbox");
+					await().during(Duration.ofSeconds(1))
+						.atMost(Duration.ofSeconds(2))
+						.until(() -> "PENDING".equals(OutboxContexts.row(context, id).get("status")));
+					statement.execute("NOTIFY " + CHANNEL);
+					awaitDelivered(context, id);
+				}
+			});
+	}
+
+	/**
+	 * Waits until the relay listens and has nothing left of the polls it ran at start and
+	 * when its listener connected: a probe that only a later wake-up can find is
+	 * delivered, and a single thread runs the relay's polls in order.
+	 */
+	private void awaitIdleAndListening(ConfigurableApplicationContext relay) {
+		await().atMost(Duration.ofSeconds(10)).until(() -> relay.getBean(PostgresWakeupListener.class).isListening());
+		UUID probe = OutboxRows.insert(relay, "PENDING", null, Duration.ZERO);
+		relay.getBean(OutboxRelay.class).wakeUp();
+		awaitDelivered(relay, probe);
+	}
+
+	private static void awaitDelivered(ConfigurableApplicationContext context, UUID id) {
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> "DELIVERED".equals(OutboxContexts.row(context, id).get("status")));
+	}
+
+	private static void listen(Connection connection, String channel) throws SQLException {
+		try (Statement statement = connection.createStatement()) {
+			statement.execute("LISTEN " + channel);
+		}
+	}
+
+	private static void awaitNotification(Connection connection, String channel) {
+		List<String> channels = new ArrayList<>();
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+			PGNotification[] received = connection.unwrap(PGConnection.class).getNotifications(100);
+			if (received != null) {
+				Stream.of(received).map(PGNotification::getName).forEach(channels::add);
+			}
+			assertThat(channels).contains(channel);
+		});
+	}
+
+}

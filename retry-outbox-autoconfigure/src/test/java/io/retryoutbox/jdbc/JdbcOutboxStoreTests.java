@@ -1,0 +1,132 @@
+package io.retryoutbox.jdbc;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import javax.sql.DataSource;
+
+import io.retryoutbox.testsupport.TestDatabase;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tests for {@link JdbcOutboxStore} on a real PostgreSQL: what a relay whose lease was
+ * taken over may still write.
+ */
+class JdbcOutboxStoreTests {
+
+	private JdbcClient jdbc;
+
+	private JdbcOutboxStore store;
+
+	@BeforeEach
+	void createStoreOnAFreshDatabase() {
+		DataSource dataSource = new DriverManagerDataSource(TestDatabase.createDatabase());
+		new OutboxSchemaInitializer(dataSource, null).afterPropertiesSet();
+		this.jdbc = JdbcClient.create(dataSource);
+		this.store = new JdbcOutboxStore(dataSource, OutboxTables.in(null), JsonMapper.shared());
+	}
+
+	@Test
+	void refusesTheLateOutcomeOfARelayWhoseExpiredLeaseWasTakenOverAndWritesTheNewOwners() {
+		UUID id = insert();
+		assertThat(this.store.claim("relay-a", 10, Duration.ofSeconds(1))).singleElement()
+			.satisfies((message) -> assertThat(message.id()).isEqualTo(id));
+		expireLease(id);
+		assertThat(this.store.recoverExpiredLeases()).isOne();
+		assertThat(this.store.claim("relay-b", 10, Duration.ofMinutes(1))).singleElement()
+			.satisfies((message) -> assertThat(message.attempt()).isEqualTo(2));
+		// relay-a's request finally got an answer: too late, relay-b holds the message.
+		int late = this.store.complete("relay-a", List.of(dead(id, 422)));
+		assertThat(late).isZero();
+		assertThat(row(id)).containsEntry("status", "IN_FLIGHT")
+			.containsEntry("lease_owner", "relay-b")
+			.containsEntry("attempts", 2)
+			.containsEntry("last_status_code", null)
+			.containsEntry("dead_reason", null);
+		assertThat(attemptLog(id)).isEmpty();
+		int written = this.store.complete("relay-b", List.of(delivered(id, 201)));
+		assertThat(written).isOne();
+		assertThat(row(id)).containsEntry("status", "DELIVERED")
+			.containsEntry("lease_owner", null)
+			.containsEntry("last_status_code", 201);
+		assertThat(attemptLog(id)).singleElement()
+			.satisfies((attempt) -> assertThat(attempt).containsEntry("attempt", 2)
+				.containsEntry("outcome", "DELIVERED")
+				.containsEntry("status_code", 201));
+	}
+
+	@Test
+	void refusesTheLateOutcomeOfARelayWhoseExpiredLeaseWasRecoveredBeforeAnotherRelayClaimedIt() {
+		UUID id = insert();
+		assertThat(this.store.claim("relay-a", 10, Duration.ofSeconds(1))).hasSize(1);
+		expireLease(id);
+		assertThat(this.store.recoverExpiredLeases()).isOne();
+		assertThat(this.store.complete("relay-a", List.of(delivered(id, 200)))).isZero();
+		assertThat(row(id)).containsEntry("status", "PENDING")
+			.containsEntry("lease_owner", null)
+			.containsEntry("delivered_at", null);
+		assertThat(attemptLog(id)).isEmpty();
+	}
+
+	@Test
+	void doesNotExtendALeaseThatAnotherRelayTookOver() {
+		UUID id = insert();
+		assertThat(this.store.claim("relay-a", 10, Duration.ofSeconds(1))).hasSize(1);
+		expireLease(id);
+		assertThat(this.store.recoverExpiredLeases()).isOne();
+		assertThat(this.store.claim("relay-b", 10, Duration.ofSeconds(30))).hasSize(1);
+		assertThat(this.store.extendLeases("relay-a", List.of(id), Duration.ofHours(1))).isZero();
+		assertThat(row(id)).containsEntry("lease_owner", "relay-b");
+		assertThat(
+				this.jdbc.sql("SELECT lease_until < now() + interval '1 minute' FROM retry_outbox_message WHERE id = ?")
+					.param(id)
+					.query(Boolean.class)
+					.single())
+			.isTrue();
+	}
+
+	private UUID insert() {
+		UUID id = UUID.randomUUID();
+		this.store.insert(new NewMessage(id, "api", "POST", "/charges", "{}", null, null, null, id.toString()));
+		return id;
+	}
+
+	// Rather than waiting for the lease to run out.
+	private void expireLease(UUID id) {
+		this.jdbc.sql("UPDATE retry_outbox_message SET lease_until = now() - interval '1 second' WHERE id = ?")
+			.param(id)
+			.update();
+	}
+
+	private Map<String, Object> row(UUID id) {
+		return this.jdbc.sql("SELECT * FROM retry_outbox_message WHERE id = ?").param(id).query().singleRow();
+	}
+
+	private List<Map<String, Object>> attemptLog(UUID id) {
+		return this.jdbc.sql("SELECT * FROM retry_outbox_attempt WHERE message_id = ? ORDER BY id")
+			.param(id)
+			.query()
+			.listOfRows();
+	}
+
+	private static Completion delivered(UUID id, int status) {
+		return new Completion(id, "DELIVERED", null, status, null, null, null, false).timed(Instant.now(),
+				Duration.ofMillis(5));
+	}
+
+	private static Completion dead(UUID id, int status) {
+		return new Completion(id, "DEAD", null, status, null, "HTTP " + status, "TERMINAL_STATUS", false)
+			.timed(Instant.now(), Duration.ofMillis(5));
+	}
+
+}
