@@ -150,8 +150,10 @@ class MultiInstanceIntegrationTests {
 				runner().withPropertyValues("retry-outbox.relay.enabled=false")), (instances) -> {
 					ConfigurableApplicationContext relay = instances.get(0);
 					ConfigurableApplicationContext enqueueOnly = instances.get(1);
+					// Its first poll ran while the other instance started.
 					await().atMost(Duration.ofSeconds(10))
-						.until(() -> relay.getBean(PostgresWakeupListener.class).isListening());
+						.until(() -> relay.getBean(PostgresWakeupListener.class).isListening()
+								&& relay.getBean(OutboxRelay.class).getState() == OutboxRelay.State.RUNNING);
 					assertThat(enqueueOnly.getBeansOfType(OutboxRelay.class)).isEmpty();
 					var id = OutboxContexts.transactions(enqueueOnly)
 						.execute((status) -> enqueueOnly.getBean(Outbox.class)
