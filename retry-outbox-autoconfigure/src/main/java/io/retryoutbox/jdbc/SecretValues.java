@@ -2,10 +2,10 @@ package io.retryoutbox.jdbc;
 
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.charset.CharacterCodingException;
 import java.util.Locale;
 import java.util.Set;
 import java.util.function.Function;
