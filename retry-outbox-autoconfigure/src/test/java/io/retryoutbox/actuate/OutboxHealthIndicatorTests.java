@@ -53,6 +53,8 @@ class OutboxHealthIndicatorTests {
 	@Test
 	void isUpWithTheFiguresAndTheRelayStateWhenNothingLags() {
 		this.runner.run((context) -> {
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> context.getBean(OutboxRelay.class).getState() == OutboxRelay.State.RUNNING);
 			Health health = health(context);
 			assertThat(health.getStatus()).isEqualTo(Status.UP);
 			assertThat(health.getDetails()).containsEntry("pending", 0L)
@@ -62,6 +64,15 @@ class OutboxHealthIndicatorTests {
 				.containsEntry("parkedKeys", 0L)
 				.containsEntry("relay", "RUNNING")
 				.doesNotContainKey("oldestPendingAge");
+		});
+	}
+
+	@Test
+	void isUpWhileTheRelayWaitsForItsStartDelay() {
+		this.runner.withPropertyValues("retry-outbox.relay.start-delay=1h").run((context) -> {
+			Health health = health(context);
+			assertThat(health.getStatus()).isEqualTo(Status.UP);
+			assertThat(health.getDetails()).containsEntry("relay", "STARTING");
 		});
 	}
 
