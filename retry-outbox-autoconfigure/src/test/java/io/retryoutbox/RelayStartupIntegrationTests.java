@@ -7,6 +7,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
+import io.retryoutbox.jdbc.PostgresWakeupListener;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
@@ -79,6 +80,23 @@ class RelayStartupIntegrationTests {
 			assertThat(id).isNotNull();
 			await().atMost(Duration.ofSeconds(10))
 				.untilAsserted(() -> assertThat(OutboxContexts.row(context, id)).containsEntry("status", "DELIVERED"));
+		}
+	}
+
+	@Test
+	void startsTheRelayAndItsListenerUnderLazyInitialization() {
+		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(EnqueuingRunner.class)
+			.web(WebApplicationType.NONE)
+			.initializers((initializing) -> initializing.getBeanFactory().registerSingleton("server", this.server))
+			.properties("spring.main.lazy-initialization=true", "spring.datasource.url=" + this.jdbcUrl,
+					"retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+					"retry-outbox.relay.poll-interval=1h")
+			.run()) {
+			UUID id = context.getBean(EnqueuingRunner.class).id;
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(OutboxContexts.row(context, id)).containsEntry("status", "DELIVERED"));
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> context.getBean(PostgresWakeupListener.class).isListening());
 		}
 	}
 
