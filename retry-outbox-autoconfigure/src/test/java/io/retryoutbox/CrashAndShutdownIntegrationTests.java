@@ -30,6 +30,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
@@ -184,10 +185,7 @@ class CrashAndShutdownIntegrationTests {
 	@Test
 	void releasesInFlightMessagesWithoutCountingTheAttemptWhenStoppedGracefully() {
 		runner().withPropertyValues("retry-outbox.relay.shutdown-timeout=200ms").run((context) -> {
-			for (int i = 0; i < 3; i++) {
-				context.getBean(Outbox.class).send(OutboxRequest.post("api", "/stop/" + i).build());
-			}
-			await().atMost(Duration.ofSeconds(10)).until(() -> this.requests.get() == 3);
+			sendThreeAndAwaitTheirRequests(context, "/stop/");
 			assertThat(countWhere("status = 'IN_FLIGHT' AND attempts = 1")).isEqualTo(3);
 		});
 		assertThat(countWhere("status = 'PENDING' AND attempts = 0 AND lease_owner IS NULL")).isEqualTo(3);
@@ -196,10 +194,7 @@ class CrashAndShutdownIntegrationTests {
 	@Test
 	void letsInFlightRequestsFinishWithinTheShutdownTimeoutWhenStoppedGracefully() {
 		runner().withPropertyValues("retry-outbox.relay.shutdown-timeout=20s").run((context) -> {
-			for (int i = 0; i < 3; i++) {
-				context.getBean(Outbox.class).send(OutboxRequest.post("api", "/finish/" + i).build());
-			}
-			await().atMost(Duration.ofSeconds(10)).until(() -> this.requests.get() == 3);
+			sendThreeAndAwaitTheirRequests(context, "/finish/");
 			OutboxRelay relay = context.getBean(OutboxRelay.class);
 			CompletableFuture<Void> stopping = CompletableFuture.runAsync(relay::stop);
 			await().atMost(Duration.ofSeconds(10)).until(() -> !relay.isRunning());
@@ -209,6 +204,13 @@ class CrashAndShutdownIntegrationTests {
 			assertThat(countWhere("status = 'DELIVERED' AND attempts = 1")).isEqualTo(3);
 			assertThat(this.requests.get()).isEqualTo(3);
 		});
+	}
+
+	private void sendThreeAndAwaitTheirRequests(ApplicationContext context, String pathPrefix) {
+		for (int i = 0; i < 3; i++) {
+			context.getBean(Outbox.class).send(OutboxRequest.post("api", pathPrefix + i).build());
+		}
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.requests.get() == 3);
 	}
 
 	@Test
