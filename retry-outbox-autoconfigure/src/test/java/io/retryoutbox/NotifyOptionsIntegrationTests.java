@@ -1,6 +1,5 @@
 package io.retryoutbox;
 
-import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -14,14 +13,12 @@ import java.util.stream.Stream;
 import io.retryoutbox.jdbc.PostgresNotifier;
 import io.retryoutbox.jdbc.PostgresWakeupListener;
 import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
-import io.retryoutbox.testsupport.PathDispatcher;
 import io.retryoutbox.testsupport.TestDatabase;
-import mockwebserver3.MockWebServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
@@ -39,28 +36,14 @@ class NotifyOptionsIntegrationTests {
 
 	private static final String CHANNEL = "custom_channel";
 
-	private final PathDispatcher dispatcher = new PathDispatcher();
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private String jdbcUrl;
-
-	private MockWebServer server;
-
-	@BeforeEach
-	void startServerOnAFreshDatabase() throws IOException {
-		this.jdbcUrl = TestDatabase.createDatabase();
-		this.server = new MockWebServer();
-		this.server.setDispatcher(this.dispatcher);
-		this.server.start();
-	}
-
-	@AfterEach
-	void stopServer() {
-		this.server.close();
-	}
+	private final String jdbcUrl = TestDatabase.createDatabase();
 
 	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
-			.withPropertyValues("retry-outbox.destinations.payments.base-url=" + this.server.url("/api"));
+			.withPropertyValues("retry-outbox.destinations.payments.base-url=" + this.destination.server().url("/api"));
 	}
 
 	@Test
@@ -74,7 +57,7 @@ class NotifyOptionsIntegrationTests {
 			// finds it.
 			UUID id = OutboxRows.insert(context, "PENDING", null, Duration.ZERO);
 			awaitDelivered(context, id);
-			assertThat(this.dispatcher.requests()).singleElement()
+			assertThat(this.destination.dispatcher().requests()).singleElement()
 				.satisfies((request) -> assertThat(request.getTarget()).isEqualTo("/api/direct"));
 		});
 	}

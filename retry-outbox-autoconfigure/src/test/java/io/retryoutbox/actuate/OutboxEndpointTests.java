@@ -1,6 +1,5 @@
 package io.retryoutbox.actuate;
 
-import java.io.IOException;
 import java.security.Principal;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -18,15 +17,14 @@ import io.retryoutbox.actuate.OutboxEndpoint.OperationResult;
 import io.retryoutbox.actuate.OutboxEndpoint.OutboxSummary;
 import io.retryoutbox.actuate.autoconfigure.OutboxEndpointAutoConfiguration;
 import io.retryoutbox.jdbc.StoredAttempt;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
-import io.retryoutbox.testsupport.PathDispatcher;
 import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -45,19 +43,14 @@ class OutboxEndpointTests {
 
 	private static final SecurityContext ALICE = securityContext("alice", "OPS");
 
-	private String jdbcUrl;
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private MockWebServer server;
-
-	private final PathDispatcher dispatcher = new PathDispatcher();
+	private final String jdbcUrl = TestDatabase.createDatabase();
 
 	@BeforeEach
-	void startServerOnAFreshDatabase() throws IOException {
-		this.jdbcUrl = TestDatabase.createDatabase();
-		this.server = new MockWebServer();
-		this.server.setDispatcher(this.dispatcher);
-		this.server.start();
-		this.dispatcher
+	void answerByPath() {
+		this.destination.dispatcher()
 			.answer("/api/bad",
 					new MockResponse.Builder().code(400)
 						.body("{\"error\":{\"code\":\"INVALID\"},\"api_key\":\"k3y\"}")
@@ -66,19 +59,16 @@ class OutboxEndpointTests {
 			.answer("/api/slow", new MockResponse.Builder().code(200).headersDelay(30, TimeUnit.SECONDS).build());
 	}
 
-	@AfterEach
-	void stopServer() {
-		this.server.close();
-	}
-
 	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
 			.withConfiguration(
 					AutoConfigurations.of(EndpointAutoConfiguration.class, OutboxEndpointAutoConfiguration.class))
 			.withPropertyValues("management.endpoints.web.exposure.include=outbox",
-					"retry-outbox.destinations.payments.base-url=http://localhost:" + this.server.getPort() + "/api",
+					"retry-outbox.destinations.payments.base-url=http://localhost:"
+							+ this.destination.server().getPort() + "/api",
 					"retry-outbox.destinations.payments.timeout=60s",
-					"retry-outbox.destinations.audit.base-url=" + "http://localhost:" + this.server.getPort() + "/api",
+					"retry-outbox.destinations.audit.base-url=" + "http://localhost:"
+							+ this.destination.server().getPort() + "/api",
 					"retry-outbox.retry.delay=1h", "retry-outbox.relay.shutdown-timeout=0s");
 	}
 
@@ -168,7 +158,8 @@ class OutboxEndpointTests {
 
 	@Test
 	void showsOneMessageWithItsAttemptLog() {
-		this.dispatcher.answer("/api/flaky", new MockResponse.Builder().code(400).body("{\"code\":\"NOPE\"}").build());
+		this.destination.dispatcher()
+			.answer("/api/flaky", new MockResponse.Builder().code(400).body("{\"code\":\"NOPE\"}").build());
 		runner().run((context) -> {
 			UUID id = send(context, "payments", "/flaky", "k");
 			awaitStatus(context, id, "DEAD");
@@ -231,12 +222,13 @@ class OutboxEndpointTests {
 		runner().run((context) -> {
 			UUID id = send(context, "payments", "/bad", "k");
 			awaitStatus(context, id, "DEAD");
-			this.dispatcher.answer("/api/bad", new MockResponse.Builder().code(201).build());
+			this.destination.dispatcher().answer("/api/bad", new MockResponse.Builder().code(201).build());
 			OperationResult result = endpoint(context).operate("replay", id, null, null, null, null, null, ALICE);
 			assertThat(result).isEqualTo(new OperationResult("replay", 1, true));
 			awaitStatus(context, id, "DELIVERED");
 			assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 1).containsEntry("dead_reason", null);
-			List<String> keys = this.dispatcher.requests()
+			List<String> keys = this.destination.dispatcher()
+				.requests()
 				.stream()
 				.map((request) -> request.getHeaders().get("Idempotency-Key"))
 				.toList();
@@ -316,7 +308,7 @@ class OutboxEndpointTests {
 			assertThat(endpoint.operate("replay", id, null, null, null, null, null, ALICE).count()).isZero();
 			assertThat(endpoint.operate("discard", id, null, null, null, null, null, ALICE).count()).isZero();
 			assertThat(OutboxContexts.row(context, id)).containsEntry("status", "DELIVERED");
-			assertThat(this.dispatcher.requests()).hasSize(1);
+			assertThat(this.destination.dispatcher().requests()).hasSize(1);
 		});
 	}
 

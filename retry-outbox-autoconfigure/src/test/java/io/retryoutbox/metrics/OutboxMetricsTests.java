@@ -1,6 +1,5 @@
 package io.retryoutbox.metrics;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -13,15 +12,13 @@ import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.metrics.autoconfigure.OutboxMetricsAutoConfiguration;
 import io.retryoutbox.metrics.autoconfigure.OutboxObservationAutoConfiguration;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
-import io.retryoutbox.testsupport.PathDispatcher;
 import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
@@ -41,24 +38,10 @@ import static org.awaitility.Awaitility.await;
  */
 class OutboxMetricsTests {
 
-	private String jdbcUrl;
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private MockWebServer server;
-
-	private final PathDispatcher dispatcher = new PathDispatcher();
-
-	@BeforeEach
-	void startServerOnAFreshDatabase() throws IOException {
-		this.jdbcUrl = TestDatabase.createDatabase();
-		this.server = new MockWebServer();
-		this.server.setDispatcher(this.dispatcher);
-		this.server.start();
-	}
-
-	@AfterEach
-	void stopServer() {
-		this.server.close();
-	}
+	private final String jdbcUrl = TestDatabase.createDatabase();
 
 	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
@@ -66,7 +49,8 @@ class OutboxMetricsTests {
 					CompositeMeterRegistryAutoConfiguration.class, PrometheusMetricsExportAutoConfiguration.class,
 					OutboxObservationAutoConfiguration.class, OutboxMetricsAutoConfiguration.class))
 			.withPropertyValues(
-					"retry-outbox.destinations.payments.base-url=http://localhost:" + this.server.getPort() + "/api",
+					"retry-outbox.destinations.payments.base-url=http://localhost:"
+							+ this.destination.server().getPort() + "/api",
 					"retry-outbox.destinations.payments.timeout=10s", "retry-outbox.retry.delay=50ms",
 					"retry-outbox.retry.jitter=0", "retry-outbox.metrics.gauge-interval=100ms");
 	}
@@ -83,13 +67,13 @@ class OutboxMetricsTests {
 
 	@Test
 	void countsCommittedEnqueuesAndTimesAttemptsByOutcomeAndStatusClassAndDeliveriesFromEnqueue() {
-		this.dispatcher.answer("/api/bad", new MockResponse.Builder().code(422).build());
+		this.destination.dispatcher().answer("/api/bad", new MockResponse.Builder().code(422).build());
 		runner().run((context) -> {
-			this.dispatcher.answer("/api/flaky", new MockResponse.Builder().code(503).build());
+			this.destination.dispatcher().answer("/api/flaky", new MockResponse.Builder().code(503).build());
 			UUID flaky = send(context, "/flaky");
 			await().untilAsserted(
 					() -> assertThat(OutboxContexts.row(context, flaky)).containsEntry("last_status_code", 503));
-			this.dispatcher.answer("/api/flaky", new MockResponse.Builder().code(200).build());
+			this.destination.dispatcher().answer("/api/flaky", new MockResponse.Builder().code(200).build());
 			awaitStatus(context, flaky, "DELIVERED");
 			UUID bad = send(context, "/bad");
 			awaitStatus(context, bad, "DEAD");

@@ -1,6 +1,5 @@
 package io.retryoutbox.metrics;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -14,14 +13,12 @@ import io.micrometer.tracing.exporter.SpanReporter;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.metrics.autoconfigure.OutboxObservationAutoConfiguration;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
-import io.retryoutbox.testsupport.PathDispatcher;
 import io.retryoutbox.testsupport.TestDatabase;
-import mockwebserver3.MockWebServer;
 import mockwebserver3.RecordedRequest;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
@@ -41,24 +38,10 @@ import static org.awaitility.Awaitility.await;
  */
 class OutboxTracingTests {
 
-	private String jdbcUrl;
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private MockWebServer server;
-
-	private final PathDispatcher dispatcher = new PathDispatcher();
-
-	@BeforeEach
-	void startServerOnAFreshDatabase() throws IOException {
-		this.jdbcUrl = TestDatabase.createDatabase();
-		this.server = new MockWebServer();
-		this.server.setDispatcher(this.dispatcher);
-		this.server.start();
-	}
-
-	@AfterEach
-	void stopServer() {
-		this.server.close();
-	}
+	private final String jdbcUrl = TestDatabase.createDatabase();
 
 	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
@@ -67,7 +50,8 @@ class OutboxTracingTests {
 					WebClientObservationAutoConfiguration.class, OutboxObservationAutoConfiguration.class))
 			.withUserConfiguration(SpanCollector.class)
 			.withPropertyValues("management.tracing.sampling.probability=1.0",
-					"retry-outbox.destinations.payments.base-url=http://localhost:" + this.server.getPort() + "/api",
+					"retry-outbox.destinations.payments.base-url=http://localhost:"
+							+ this.destination.server().getPort() + "/api",
 					"retry-outbox.destinations.payments.timeout=10s");
 	}
 
@@ -89,7 +73,7 @@ class OutboxTracingTests {
 			assertThat(stored).matches("00-[0-9a-f]{32}-[0-9a-f]{16}-01");
 			String traceId = stored.split("-")[1];
 			String enqueueSpanId = stored.split("-")[2];
-			RecordedRequest request = this.server.takeRequest(20, TimeUnit.SECONDS);
+			RecordedRequest request = this.destination.server().takeRequest(20, TimeUnit.SECONDS);
 			assertThat(request).isNotNull();
 			String sent = request.getHeaders().get("traceparent");
 			assertThat(sent).startsWith("00-" + traceId + "-");
