@@ -1,23 +1,17 @@
 package io.retryoutbox;
 
-import java.io.IOException;
 import java.time.Duration;
-import java.util.Queue;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
 import io.retryoutbox.jdbc.PostgresWakeupListener;
 import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
-import mockwebserver3.Dispatcher;
-import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;
-import mockwebserver3.RecordedRequest;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.ApplicationRunner;
 import org.springframework.boot.WebApplicationType;
@@ -42,38 +36,19 @@ import static org.awaitility.Awaitility.await;
  */
 class RelayStartupIntegrationTests {
 
-	private final Queue<Long> arrivals = new ConcurrentLinkedQueue<>();
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private MockWebServer server;
-
-	private String jdbcUrl;
-
-	@BeforeEach
-	void start() throws IOException {
-		this.jdbcUrl = TestDatabase.createDatabase();
-		this.server = new MockWebServer();
-		this.server.setDispatcher(new Dispatcher() {
-			@Override
-			public MockResponse dispatch(RecordedRequest request) {
-				RelayStartupIntegrationTests.this.arrivals.add(System.nanoTime());
-				return new MockResponse.Builder().code(200).build();
-			}
-		});
-		this.server.start();
-	}
-
-	@AfterEach
-	void stop() {
-		this.server.close();
-	}
+	private final String jdbcUrl = TestDatabase.createDatabase();
 
 	@Test
 	void sendsNothingWhileTheApplicationRunnersStillRun() {
 		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(EnqueuingRunner.class)
 			.web(WebApplicationType.NONE)
-			.initializers((initializing) -> initializing.getBeanFactory().registerSingleton("server", this.server))
+			.initializers((initializing) -> initializing.getBeanFactory()
+				.registerSingleton("server", this.destination.server()))
 			.properties("spring.datasource.url=" + this.jdbcUrl,
-					"retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.relay.poll-interval=100ms")
 			.run()) {
 			UUID id = context.getBean(EnqueuingRunner.class).id;
@@ -87,9 +62,10 @@ class RelayStartupIntegrationTests {
 	void startsTheRelayAndItsListenerUnderLazyInitialization() {
 		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(EnqueuingRunner.class)
 			.web(WebApplicationType.NONE)
-			.initializers((initializing) -> initializing.getBeanFactory().registerSingleton("server", this.server))
+			.initializers((initializing) -> initializing.getBeanFactory()
+				.registerSingleton("server", this.destination.server()))
 			.properties("spring.main.lazy-initialization=true", "spring.datasource.url=" + this.jdbcUrl,
-					"retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.relay.poll-interval=1h")
 			.run()) {
 			UUID id = context.getBean(EnqueuingRunner.class).id;
@@ -104,7 +80,7 @@ class RelayStartupIntegrationTests {
 	void holdsBackTheFirstPollAndEveryWakeUpUntilTheStartDelayPassed() {
 		long started = System.nanoTime();
 		OutboxContexts.runner(this.jdbcUrl)
-			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.relay.start-delay=3s")
 			.run((context) -> {
 				assertThat(context.getBean(OutboxRelay.class).getState()).isEqualTo(OutboxRelay.State.STARTING);
@@ -114,7 +90,7 @@ class RelayStartupIntegrationTests {
 				await().atMost(Duration.ofSeconds(20))
 					.untilAsserted(
 							() -> assertThat(OutboxContexts.row(context, id)).containsEntry("status", "DELIVERED"));
-				assertThat(this.arrivals).singleElement()
+				assertThat(this.destination.dispatcher().arrivals()).singleElement()
 					.satisfies((arrival) -> assertThat(Duration.ofNanos(arrival - started))
 						.isGreaterThanOrEqualTo(Duration.ofSeconds(3)));
 				assertThat(context.getBean(OutboxRelay.class).getState()).isEqualTo(OutboxRelay.State.RUNNING);
@@ -124,7 +100,7 @@ class RelayStartupIntegrationTests {
 	@Test
 	void waitsForTheApplicationToBeReadyByDefault() {
 		OutboxContexts.runner(this.jdbcUrl)
-			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.relay.wait-for-ready=true")
 			.run((context) -> {
 				OutboxRelay relay = context.getBean(OutboxRelay.class);

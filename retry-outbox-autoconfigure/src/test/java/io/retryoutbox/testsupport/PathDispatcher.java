@@ -19,6 +19,8 @@ public final class PathDispatcher extends Dispatcher {
 
 	private final List<RecordedRequest> requests = new CopyOnWriteArrayList<>();
 
+	private final List<Long> arrivals = new CopyOnWriteArrayList<>();
+
 	/**
 	 * Sets the answer to every request for a path.
 	 * @param path the path, as the server sees it
@@ -38,8 +40,17 @@ public final class PathDispatcher extends Dispatcher {
 		return this.requests;
 	}
 
+	/**
+	 * When the requests received so far arrived.
+	 * @return their {@link System#nanoTime()}, in order
+	 */
+	public List<Long> arrivals() {
+		return this.arrivals;
+	}
+
 	@Override
 	public MockResponse dispatch(RecordedRequest request) {
+		this.arrivals.add(System.nanoTime());
 		this.requests.add(request);
 		return this.responses.getOrDefault(request.getTarget(), new MockResponse.Builder().code(200).build());
 	}
