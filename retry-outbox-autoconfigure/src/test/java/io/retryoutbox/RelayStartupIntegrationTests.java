@@ -43,14 +43,8 @@ class RelayStartupIntegrationTests {
 
 	@Test
 	void sendsNothingWhileTheApplicationRunnersStillRun() {
-		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(EnqueuingRunner.class)
-			.web(WebApplicationType.NONE)
-			.initializers((initializing) -> initializing.getBeanFactory()
-				.registerSingleton("server", this.destination.server()))
-			.properties("spring.datasource.url=" + this.jdbcUrl,
-					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
-					"retry-outbox.relay.poll-interval=100ms")
-			.run()) {
+		try (ConfigurableApplicationContext context = startEnqueuingApplication(
+				"retry-outbox.relay.poll-interval=100ms")) {
 			UUID id = context.getBean(EnqueuingRunner.class).id;
 			assertThat(id).isNotNull();
 			await().atMost(Duration.ofSeconds(10))
@@ -60,20 +54,28 @@ class RelayStartupIntegrationTests {
 
 	@Test
 	void startsTheRelayAndItsListenerUnderLazyInitialization() {
-		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(EnqueuingRunner.class)
-			.web(WebApplicationType.NONE)
-			.initializers((initializing) -> initializing.getBeanFactory()
-				.registerSingleton("server", this.destination.server()))
-			.properties("spring.main.lazy-initialization=true", "spring.datasource.url=" + this.jdbcUrl,
-					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
-					"retry-outbox.relay.poll-interval=1h")
-			.run()) {
+		try (ConfigurableApplicationContext context = startEnqueuingApplication("spring.main.lazy-initialization=true",
+				"retry-outbox.relay.poll-interval=1h")) {
 			UUID id = context.getBean(EnqueuingRunner.class).id;
 			await().atMost(Duration.ofSeconds(10))
 				.untilAsserted(() -> assertThat(OutboxContexts.row(context, id)).containsEntry("status", "DELIVERED"));
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> context.getBean(PostgresWakeupListener.class).isListening());
 		}
+	}
+
+	/**
+	 * Runs a Spring application whose runner enqueues a message and checks that nothing
+	 * is sent while it runs.
+	 */
+	private ConfigurableApplicationContext startEnqueuingApplication(String... properties) {
+		return new SpringApplicationBuilder(EnqueuingRunner.class).web(WebApplicationType.NONE)
+			.initializers((initializing) -> initializing.getBeanFactory()
+				.registerSingleton("server", this.destination.server()))
+			.properties("spring.datasource.url=" + this.jdbcUrl,
+					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"))
+			.properties(properties)
+			.run();
 	}
 
 	@Test
