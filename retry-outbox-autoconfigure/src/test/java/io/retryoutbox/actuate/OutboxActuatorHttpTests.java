@@ -1,32 +1,24 @@
 package io.retryoutbox.actuate;
 
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
-import io.retryoutbox.testsupport.PathDispatcher;
-import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.boot.SpringApplication;
-import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -45,45 +37,34 @@ import static org.awaitility.Awaitility.await;
  */
 class OutboxActuatorHttpTests {
 
-	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private final PathDispatcher dispatcher = new PathDispatcher();
-
-	private MockWebServer server;
+	private ServletApplication application;
 
 	private ConfigurableApplicationContext context;
 
 	@BeforeEach
-	void startServer() throws IOException {
-		this.server = new MockWebServer();
-		this.server.setDispatcher(this.dispatcher);
-		this.server.start();
-		this.dispatcher.answer("/api/bad", new MockResponse.Builder().code(400).body("{\"code\":\"INVALID\"}").build());
+	void answerByPath() {
+		this.destination.dispatcher()
+			.answer("/api/bad", new MockResponse.Builder().code(400).body("{\"code\":\"INVALID\"}").build());
 	}
 
 	@AfterEach
 	void stop() {
-		if (this.context != null) {
-			this.context.close();
+		if (this.application != null) {
+			this.application.close();
 		}
-		this.server.close();
 	}
 
-	private void start(String... properties) {
-		SpringApplication application = new SpringApplication(Application.class);
-		application.setWebApplicationType(WebApplicationType.SERVLET);
-		Map<String, Object> defaults = new HashMap<>();
-		defaults.put("spring.datasource.url", TestDatabase.createDatabase());
-		defaults.put("server.port", "0");
-		defaults.put("management.endpoints.web.exposure.include", "health,outbox,prometheus");
-		defaults.put("management.endpoint.health.show-details", "always");
-		defaults.put("management.endpoint.health.probes.enabled", "true");
-		defaults.put("retry-outbox.relay.poll-interval", "100ms");
-		defaults.put("retry-outbox.metrics.gauge-interval", "100ms");
-		defaults.put("retry-outbox.destinations.payments.base-url",
-				"http://localhost:" + this.server.getPort() + "/api");
-		application.setDefaultProperties(defaults);
-		this.context = application.run(properties);
+	private void start(String... args) {
+		this.application = ServletApplication.start(Application.class, this.destination,
+				Map.of("management.endpoints.web.exposure.include", "health,outbox,prometheus",
+						"management.endpoint.health.show-details", "always",
+						"management.endpoint.health.probes.enabled", "true", "retry-outbox.metrics.gauge-interval",
+						"100ms"),
+				args);
+		this.context = this.application.context();
 	}
 
 	private UUID sendAndAwait(String path, String status) {
@@ -140,7 +121,7 @@ class OutboxActuatorHttpTests {
 		start("--management.endpoint.outbox.access=unrestricted");
 		UUID replayed = sendAndAwait("/bad", "DEAD");
 		UUID discarded = sendAndAwait("/bad", "DEAD");
-		this.dispatcher.answer("/api/bad", new MockResponse.Builder().code(200).build());
+		this.destination.dispatcher().answer("/api/bad", new MockResponse.Builder().code(200).build());
 		JsonNode replay = json(post("/actuator/outbox/replay", "{\"id\":\"" + replayed + "\"}"), 200);
 		assertThat(replay.at("/count").asInt()).isEqualTo(1);
 		assertThat(replay.at("/complete").asBoolean()).isTrue();
@@ -164,24 +145,15 @@ class OutboxActuatorHttpTests {
 	}
 
 	private HttpResponse<String> get(String path) throws IOException, InterruptedException {
-		return this.http.send(HttpRequest.newBuilder(uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+		return this.application.get(path);
 	}
 
 	private HttpResponse<String> post(String path, String body) throws IOException, InterruptedException {
-		return this.http.send(HttpRequest.newBuilder(uri(path))
-			.header("Content-Type", "application/json")
-			.POST(HttpRequest.BodyPublishers.ofString(body))
-			.build(), HttpResponse.BodyHandlers.ofString());
-	}
-
-	private URI uri(String path) {
-		int port = ((WebServerApplicationContext) this.context).getWebServer().getPort();
-		return URI.create("http://localhost:" + port + path);
+		return this.application.post(path, body, null);
 	}
 
 	private static JsonNode json(HttpResponse<String> response, int status) {
-		assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
-		return JsonMapper.shared().readTree(response.body());
+		return ServletApplication.json(response, status);
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -1,37 +1,29 @@
 package io.retryoutbox.actuate;
 
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
-import io.retryoutbox.testsupport.PathDispatcher;
-import io.retryoutbox.testsupport.TestDatabase;
 import jakarta.servlet.DispatcherType;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.boot.SpringApplication;
-import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.security.autoconfigure.actuate.web.servlet.EndpointRequest;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -55,40 +47,28 @@ import static org.awaitility.Awaitility.await;
  */
 class OutboxEndpointSecurityHttpTests {
 
-	private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private final PathDispatcher dispatcher = new PathDispatcher();
-
-	private MockWebServer server;
+	private ServletApplication application;
 
 	private ConfigurableApplicationContext context;
 
 	@BeforeEach
-	void start() throws IOException {
-		this.server = new MockWebServer();
-		this.server.setDispatcher(this.dispatcher);
-		this.server.start();
-		this.dispatcher.answer("/api/bad", new MockResponse.Builder().code(400).body("{\"code\":\"INVALID\"}").build());
-		SpringApplication application = new SpringApplication(Application.class);
-		application.setWebApplicationType(WebApplicationType.SERVLET);
-		Map<String, Object> defaults = new HashMap<>();
-		defaults.put("spring.datasource.url", TestDatabase.createDatabase());
-		defaults.put("server.port", "0");
-		defaults.put("management.endpoints.web.exposure.include", "health,outbox");
-		defaults.put("management.endpoint.outbox.access", "unrestricted");
-		defaults.put("retry-outbox.relay.poll-interval", "100ms");
-		defaults.put("retry-outbox.destinations.payments.base-url",
-				"http://localhost:" + this.server.getPort() + "/api");
-		application.setDefaultProperties(defaults);
-		this.context = application.run();
+	void start() {
+		this.destination.dispatcher()
+			.answer("/api/bad", new MockResponse.Builder().code(400).body("{\"code\":\"INVALID\"}").build());
+		this.application = ServletApplication.start(Application.class, this.destination,
+				Map.of("management.endpoints.web.exposure.include", "health,outbox",
+						"management.endpoint.outbox.access", "unrestricted"));
+		this.context = this.application.context();
 	}
 
 	@AfterEach
 	void stop() {
-		if (this.context != null) {
-			this.context.close();
+		if (this.application != null) {
+			this.application.close();
 		}
-		this.server.close();
 	}
 
 	@Test
@@ -111,7 +91,7 @@ class OutboxEndpointSecurityHttpTests {
 		assertThat(OutboxContexts.row(this.context, dead)).containsEntry("status", "DEAD");
 		assertThat(json(get("/actuator/outbox/messages/" + dead), 200).at("/attemptLog")).hasSize(1);
 
-		this.dispatcher.answer("/api/bad", new MockResponse.Builder().code(200).build());
+		this.destination.dispatcher().answer("/api/bad", new MockResponse.Builder().code(200).build());
 		JsonNode result = json(post("/actuator/outbox/replay", replay, basic("ops", "secret")), 200);
 		assertThat(result.at("/count").asInt()).isEqualTo(1);
 		assertThat(result.at("/complete").asBoolean()).isTrue();
@@ -157,18 +137,12 @@ class OutboxEndpointSecurityHttpTests {
 	}
 
 	private HttpResponse<String> get(String path) throws IOException, InterruptedException {
-		return this.http.send(HttpRequest.newBuilder(uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+		return this.application.get(path);
 	}
 
 	private HttpResponse<String> post(String path, String body, @Nullable String authorization)
 			throws IOException, InterruptedException {
-		HttpRequest.Builder request = HttpRequest.newBuilder(uri(path))
-			.header("Content-Type", "application/json")
-			.POST(HttpRequest.BodyPublishers.ofString(body));
-		if (authorization != null) {
-			request.header("Authorization", authorization);
-		}
-		return this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+		return this.application.post(path, body, authorization);
 	}
 
 	private static String basic(String username, String password) {
@@ -176,14 +150,8 @@ class OutboxEndpointSecurityHttpTests {
 				+ Base64.getEncoder().encodeToString((username + ":" + password).getBytes(StandardCharsets.UTF_8));
 	}
 
-	private URI uri(String path) {
-		int port = ((WebServerApplicationContext) this.context).getWebServer().getPort();
-		return URI.create("http://localhost:" + port + path);
-	}
-
 	private static JsonNode json(HttpResponse<String> response, int status) {
-		assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
-		return JsonMapper.shared().readTree(response.body());
+		return ServletApplication.json(response, status);
 	}
 
 	@Configuration(proxyBeanMethods = false)
