@@ -15,20 +15,13 @@ import org.springframework.util.Assert;
  */
 public final class JdbcOutboxRetention {
 
-	private static final String DELETE_DELIVERED = """
+	// The status is a literal, not a parameter, so that the planner can match the
+	// partial index on that status's column.
+	private static final String DELETE_FINISHED = """
 			DELETE FROM %1$s WHERE id IN (
 				SELECT id FROM %1$s
-				WHERE status = 'DELIVERED' AND delivered_at < now() - ? * interval '1 millisecond'
-				ORDER BY delivered_at
-				LIMIT ?
-				FOR UPDATE SKIP LOCKED)
-			""";
-
-	private static final String DELETE_DEAD = """
-			DELETE FROM %1$s WHERE id IN (
-				SELECT id FROM %1$s
-				WHERE status = 'DEAD' AND created_at < now() - ? * interval '1 millisecond'
-				ORDER BY created_at
+				WHERE status = '%2$s' AND %3$s < now() - ? * interval '1 millisecond'
+				ORDER BY %3$s
 				LIMIT ?
 				FOR UPDATE SKIP LOCKED)
 			""";
@@ -50,8 +43,8 @@ public final class JdbcOutboxRetention {
 	public JdbcOutboxRetention(DataSource dataSource, OutboxTables tables, int chunkSize) {
 		Assert.isTrue(chunkSize > 0, () -> "chunk size must be positive, was " + chunkSize);
 		this.jdbc = JdbcClient.create(dataSource);
-		this.deleteDelivered = DELETE_DELIVERED.formatted(tables.message());
-		this.deleteDead = DELETE_DEAD.formatted(tables.message());
+		this.deleteDelivered = DELETE_FINISHED.formatted(tables.message(), "DELIVERED", "delivered_at");
+		this.deleteDead = DELETE_FINISHED.formatted(tables.message(), "DEAD", "created_at");
 		this.chunkSize = chunkSize;
 	}
 
