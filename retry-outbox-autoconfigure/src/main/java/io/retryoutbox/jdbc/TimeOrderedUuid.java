@@ -3,6 +3,7 @@ package io.retryoutbox.jdbc;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -51,7 +52,8 @@ final class TimeOrderedUuid {
 	 */
 	UUID generate() {
 		long millis = this.clock.millis();
-		long seed = RANDOM.nextInt(1 << (COUNTER_BITS - 1));
+		// The counter's start needs no secrecy, only spread.
+		long seed = ThreadLocalRandom.current().nextInt(1 << (COUNTER_BITS - 1));
 		long next = this.last.updateAndGet(
 				(previous) -> ((previous >>> COUNTER_BITS) < millis) ? (millis << COUNTER_BITS) | seed : previous + 1);
 		long msb = ((next >>> COUNTER_BITS) << 16) | 0x7000L | (next & 0x0FFFL);
