@@ -59,7 +59,9 @@ public final class JdbcOutboxAdmin {
 
 	/**
 	 * Every figure comes from a partial index (due, lease, dead) or a small set of rows,
-	 * never from the delivered ones.
+	 * never from the delivered ones. Lag counts only claimable messages (heads and
+	 * unkeyed ones): a message waiting behind its key's head is not due, whatever its own
+	 * due time says.
 	 */
 	private static final String STATS = """
 			SELECT
@@ -69,7 +71,7 @@ public final class JdbcOutboxAdmin {
 				(SELECT extract(epoch FROM now() - min(created_at)) FROM %1$s
 					WHERE status IN ('PENDING', 'IN_FLIGHT')) AS oldest_pending_seconds,
 				(SELECT extract(epoch FROM now() - min(next_attempt_at)) FROM %1$s
-					WHERE status = 'PENDING' AND next_attempt_at <= now()) AS lag_seconds,
+					WHERE status = 'PENDING' AND is_head AND next_attempt_at <= now()) AS lag_seconds,
 				(SELECT count(*) FROM (%2$s) k) AS parked_keys
 			""";
 

@@ -16,11 +16,14 @@ import org.springframework.util.Assert;
 public final class JdbcOutboxRetention {
 
 	// The status is a literal, not a parameter, so that the planner can match the
-	// partial index on that status's column.
+	// partial index on that status's column. A dead message that still holds its
+	// ordering key parks the key (on-dead=block): deleting it would leave the key's
+	// next messages waiting for ever with nothing to replay or discard, so it stays
+	// until an operator replays or discards it.
 	private static final String DELETE_FINISHED = """
 			DELETE FROM %1$s WHERE id IN (
 				SELECT id FROM %1$s
-				WHERE status = '%2$s' AND %3$s < now() - ? * interval '1 millisecond'
+				WHERE status = '%2$s' AND NOT holds_key AND %3$s < now() - ? * interval '1 millisecond'
 				ORDER BY %3$s
 				LIMIT ?
 				FOR UPDATE SKIP LOCKED)

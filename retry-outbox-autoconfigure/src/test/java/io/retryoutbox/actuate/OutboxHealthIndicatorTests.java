@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 
 import io.retryoutbox.actuate.autoconfigure.OutboxHealthContributorAutoConfiguration;
+import io.retryoutbox.jdbc.JdbcOutboxAdmin;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
@@ -92,6 +93,24 @@ class OutboxHealthIndicatorTests {
 		this.runner
 			.withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.health.threshold-status=LAGGING")
 			.run((context) -> assertThat(health(context).getStatus()).isEqualTo(new Status("LAGGING")));
+	}
+
+	@Test
+	void countsNoLagForMessagesWaitingBehindTheirKeysHeadThatIsNotDueYet() {
+		this.runner.withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
+			// The head got a ten-minute Retry-After; its followers were enqueued ten
+			// minutes ago and wait for it, which is not lag.
+			OutboxRows.insert(context, "PENDING", "order-1", Duration.ofMinutes(-10));
+			for (int i = 0; i < 5; i++) {
+				OutboxRows.insert(context, "PENDING", "order-1", Duration.ofMinutes(10));
+			}
+			Health health = health(context);
+			assertThat(health.getStatus()).isEqualTo(Status.UP);
+			assertThat(health.getDetails()).containsEntry("pending", 6L).containsEntry("lag", "PT0S");
+			assertThat(context.getBean(JdbcOutboxAdmin.class).stats().lag()).isZero();
+			OutboxRows.insert(context, "PENDING", null, Duration.ofMinutes(10));
+			assertThat((String) health(context).getDetails().get("lag")).startsWith("PT10M");
+		});
 	}
 
 	@Test

@@ -11,9 +11,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 import io.retryoutbox.autoconfigure.OutboxRetentionAutoConfiguration;
+import io.retryoutbox.jdbc.JdbcOutboxAdmin;
 import io.retryoutbox.jdbc.JdbcOutboxRetention;
 import io.retryoutbox.jdbc.OutboxTables;
 import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.OutboxRows;
 import io.retryoutbox.testsupport.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -144,6 +146,44 @@ class OutboxRetentionTests {
 			insert(context, "DEAD", 2, Duration.ofDays(13));
 			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(count(context, "DEAD")).isEqualTo(2));
 		});
+	}
+
+	@Test
+	void keepsADeadMessageThatParksItsKeyWhetherTheKeysNextMessageCameBeforeOrAfterAndADiscardThenReleasesIt() {
+		this.runner.withPropertyValues("retry-outbox.retention.dead=1d").run((context) -> {
+			JdbcOutboxAdmin admin = context.getBean(JdbcOutboxAdmin.class);
+			// Followers are due only tomorrow, so that the relay leaves them alone once
+			// they are heads.
+			UUID earlyHead = OutboxRows.insert(context, "DEAD", "early", Duration.ofDays(30));
+			UUID earlyNext = OutboxRows.insert(context, "PENDING", "early", Duration.ofDays(-1));
+			UUID lateHead = OutboxRows.insert(context, "DEAD", "late", Duration.ofDays(30));
+			insert(context, "DEAD", 12, Duration.ofDays(30));
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(count(context, "DEAD")).isEqualTo(2));
+			UUID lateNext = OutboxRows.insert(context, "PENDING", "late", Duration.ofDays(-1));
+			insert(context, "DEAD", 12, Duration.ofDays(30));
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(count(context, "DEAD")).isEqualTo(2));
+			assertThat(admin.parkedKeys(10)).containsExactly("early", "late");
+			assertThat(admin.stats().parkedKeys()).isEqualTo(2);
+			assertThat(isHead(context, earlyNext)).isFalse();
+			assertThat(isHead(context, lateNext)).isFalse();
+			assertThat(admin.discard(earlyHead)).isTrue();
+			assertThat(admin.discard(lateHead)).isTrue();
+			assertThat(isHead(context, earlyNext)).isTrue();
+			assertThat(isHead(context, lateNext)).isTrue();
+			assertThat(admin.parkedKeys(10)).isEmpty();
+			assertThat(OutboxContexts.jdbc(context)
+				.sql("SELECT ordering_key, unfinished FROM retry_outbox_key ORDER BY 1")
+				.query((rs, row) -> rs.getString(1) + "=" + rs.getInt(2))
+				.list()).containsExactly("early=1", "late=1");
+		});
+	}
+
+	private static boolean isHead(AssertableApplicationContext context, UUID id) {
+		return OutboxContexts.jdbc(context)
+			.sql("SELECT is_head FROM retry_outbox_message WHERE id = ?")
+			.param(id)
+			.query(Boolean.class)
+			.single();
 	}
 
 	@Test
