@@ -66,7 +66,13 @@ public sealed interface RetryDecision permits RetryDecision.Delivered, RetryDeci
 		ATTEMPTS_EXHAUSTED,
 
 		/** The next attempt would start after the delivery deadline. */
-		DEADLINE_EXCEEDED
+		DEADLINE_EXCEEDED,
+
+		/**
+		 * The stored request cannot be read or sent, e.g. a row edited by hand; it goes
+		 * dead on its first attempt without reaching the downstream or the policy.
+		 */
+		INVALID_REQUEST
 
 	}
 

@@ -1,5 +1,6 @@
 package io.retryoutbox;
 
+import java.util.Map;
 import java.util.UUID;
 import java.util.function.Consumer;
 
@@ -12,6 +13,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -55,6 +57,12 @@ class OutboxEnqueueValidationTests {
 			"mailto:someone@example.com", "ftp://files.example/x" })
 	void refusesAnAbsoluteUrlAsPath(String path) {
 		assertRefused(OutboxRequest.post("payments", path).build(), "Path '" + path + "'");
+	}
+
+	@Test
+	void refusesAMethodThatIsNotAnHttpToken() {
+		assertRefused(new OutboxRequest(HttpMethod.valueOf("GE T"), "payments", "/x", Map.of(), null, null),
+				"Method 'GE T' is not a valid HTTP method");
 	}
 
 	@Test

@@ -107,7 +107,7 @@ public class OutboxEndpoint {
 		destinations.values()
 			.forEach((counts) -> counts.forEach((status, count) -> statuses.merge(status, count, Long::sum)));
 		return new OutboxSummary(statuses, destinations, seconds(stats.oldestPendingAge()), seconds(stats.lag()),
-				stats.parkedKeys(), this.admin.parkedKeys(PARKED_KEYS_SHOWN));
+				stats.parkedKeys(), this.admin.parkedKeys(PARKED_KEYS_SHOWN), stats.unknownDestination());
 	}
 
 	/**
@@ -257,10 +257,12 @@ public class OutboxEndpoint {
 	 * @param lagSeconds how long the oldest due message has been waiting
 	 * @param parkedKeys the number of ordering keys held up by a dead message
 	 * @param parkedKeySample some of those keys
+	 * @param unknownDestination the number of pending messages for a destination this
+	 * instance does not configure
 	 */
 	public record OutboxSummary(Map<String, Long> statuses, Map<String, Map<String, Long>> destinations,
 			@Nullable Double oldestPendingAgeSeconds, @Nullable Double lagSeconds, long parkedKeys,
-			List<String> parkedKeySample) {
+			List<String> parkedKeySample, long unknownDestination) {
 
 	}
 

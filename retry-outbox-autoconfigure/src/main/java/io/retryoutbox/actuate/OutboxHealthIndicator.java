@@ -47,7 +47,12 @@ public class OutboxHealthIndicator extends AbstractHealthIndicator {
 			.withDetail("inFlight", stats.inFlight())
 			.withDetail("dead", stats.dead())
 			.withDetail("lag", stats.lag().toString())
-			.withDetail("parkedKeys", stats.parkedKeys());
+			.withDetail("parkedKeys", stats.parkedKeys())
+			.withDetail("unknownDestination", stats.unknownDestination());
+		if (stats.unknownDestination() > 0) {
+			builder.withDetail("warning", stats.unknownDestination() + " pending messages are for a destination "
+					+ "this instance does not configure; an instance that configures it sends them");
+		}
 		if (stats.oldestPendingAge() != null) {
 			builder.withDetail("oldestPendingAge", stats.oldestPendingAge().toString());
 		}

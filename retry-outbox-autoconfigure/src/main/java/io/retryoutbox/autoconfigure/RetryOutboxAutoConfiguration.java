@@ -95,12 +95,17 @@ public final class RetryOutboxAutoConfiguration {
 			ObjectProvider<JsonMapper> jsonMapper, JdbcOutboxStore store) {
 		return new JdbcOutboxAdmin(dataSource, OutboxTables.in(properties.getJdbc().getSchema()),
 				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), store,
-				properties.getAttemptLog().isEnabled());
+				properties.getAttemptLog().isEnabled(), properties.getDestinations().keySet());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	RetryPolicy retryOutboxRetryPolicy(RetryOutboxProperties properties, ObjectProvider<JsonMapper> jsonMapper) {
+		return defaultRetryPolicy(properties, jsonMapper);
+	}
+
+	static DefaultRetryPolicy defaultRetryPolicy(RetryOutboxProperties properties,
+			ObjectProvider<JsonMapper> jsonMapper) {
 		RetrySettings defaults = properties.getRetry().toSettings();
 		Map<String, RetrySettings> perDestination = new LinkedHashMap<>();
 		properties.getDestinations()
@@ -178,7 +183,7 @@ public final class RetryOutboxAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		OutboxRelay retryOutboxRelay(JdbcOutboxStore store, RetryPolicy retryPolicy, RetryOutboxProperties properties,
-				ObjectProvider<WebClient.Builder> webClientBuilder,
+				ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<WebClient.Builder> webClientBuilder,
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
 				ObjectProvider<HttpClientSettings> httpClientSettings,
 				ObjectProvider<RelayWebClientCustomizer> customizers,
@@ -186,7 +191,9 @@ public final class RetryOutboxAutoConfiguration {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay());
-			OutboxRelay outboxRelay = new OutboxRelay(store, retryPolicy,
+			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
+					: defaultRetryPolicy(properties, jsonMapper);
+			OutboxRelay outboxRelay = new OutboxRelay(store, retryPolicy, fallback,
 					relayWebClient(webClientBuilder, connectorBuilder, httpClientSettings, customizers),
 					destinations(properties), properties.getIdempotencyKeyHeader(), settings,
 					AttemptObserver.of(attemptObservers.orderedStream().toList()));

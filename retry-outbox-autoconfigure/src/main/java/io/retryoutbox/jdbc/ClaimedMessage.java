@@ -26,6 +26,6 @@ import org.jspecify.annotations.Nullable;
  */
 public record ClaimedMessage(UUID id, String destination, String method, String path, Map<String, List<String>> headers,
 		byte @Nullable [] body, @Nullable String contentType, @Nullable String orderingKey, String idempotencyKey,
-		int attempt, Instant createdAt, Map<String, String> traceContext) {
+		int attempt, Instant createdAt, Map<String, String> traceContext) implements Claim {
 
 }

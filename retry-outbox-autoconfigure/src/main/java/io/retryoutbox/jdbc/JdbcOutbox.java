@@ -9,6 +9,7 @@ import java.util.UUID;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.OutboxRequest.Body;
+import io.retryoutbox.support.HttpRequestRules;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -89,7 +90,7 @@ public final class JdbcOutbox implements Outbox {
 		String headersJson = this.jsonMapper.writeValueAsString(headers);
 		this.observer.observe(id, request,
 				(trace) -> this.store.insert(new NewMessage(id, request.destination(), request.method().name(),
-						RequestValidator.normalizePath(request.path()), headersJson, body, contentType(request.body()),
+						HttpRequestRules.normalizePath(request.path()), headersJson, body, contentType(request.body()),
 						request.orderingKey(), idempotencyKey, trace.get(EnqueueObserver.TRACEPARENT),
 						trace.get(EnqueueObserver.TRACESTATE))));
 		wakeAfterCommit(inTransaction);

@@ -71,8 +71,11 @@ public final class JdbcOutboxAdmin {
 				(SELECT extract(epoch FROM now() - min(created_at)) FROM %1$s
 					WHERE status IN ('PENDING', 'IN_FLIGHT')) AS oldest_pending_seconds,
 				(SELECT extract(epoch FROM now() - min(next_attempt_at)) FROM %1$s
-					WHERE status = 'PENDING' AND is_head AND next_attempt_at <= now()) AS lag_seconds,
-				(SELECT count(*) FROM (%2$s) k) AS parked_keys
+					WHERE status = 'PENDING' AND is_head AND next_attempt_at <= now()
+						AND destination = ANY (:destinations)) AS lag_seconds,
+				(SELECT count(*) FROM (%2$s) k) AS parked_keys,
+				(SELECT count(*) FROM %1$s
+					WHERE status = 'PENDING' AND destination <> ALL (:destinations)) AS unknown_destination
 			""";
 
 	private static final String COUNTS = """
@@ -171,6 +174,8 @@ public final class JdbcOutboxAdmin {
 
 	private final Duration timeBudget;
 
+	private final String[] destinations;
+
 	/**
 	 * Creates an admin whose bulk operations stop after 20 seconds.
 	 * @param dataSource the database
@@ -178,10 +183,11 @@ public final class JdbcOutboxAdmin {
 	 * @param jsonMapper reads the stored headers
 	 * @param store keeps the ordering keys' bookkeeping when a discard releases a key
 	 * @param attemptLog whether replays are recorded in the attempt log
+	 * @param destinations the destinations this instance configures
 	 */
 	public JdbcOutboxAdmin(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper, JdbcOutboxStore store,
-			boolean attemptLog) {
-		this(dataSource, tables, jsonMapper, store, attemptLog, Duration.ofSeconds(20));
+			boolean attemptLog, Set<String> destinations) {
+		this(dataSource, tables, jsonMapper, store, attemptLog, destinations, Duration.ofSeconds(20));
 	}
 
 	/**
@@ -193,9 +199,10 @@ public final class JdbcOutboxAdmin {
 	 * @param attemptLog whether replays are recorded in the attempt log
 	 * @param timeBudget how long a bulk operation may run before it returns what it did
 	 * so far, so that a request to replay many rows does not time out
+	 * @param destinations the destinations this instance configures
 	 */
 	public JdbcOutboxAdmin(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper, JdbcOutboxStore store,
-			boolean attemptLog, Duration timeBudget) {
+			boolean attemptLog, Set<String> destinations, Duration timeBudget) {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.store = store;
@@ -203,6 +210,7 @@ public final class JdbcOutboxAdmin {
 		this.jsonMapper = jsonMapper;
 		this.attemptLog = attemptLog;
 		this.timeBudget = timeBudget;
+		this.destinations = destinations.toArray(String[]::new);
 	}
 
 	/**
@@ -212,9 +220,10 @@ public final class JdbcOutboxAdmin {
 	public OutboxStats stats() {
 		String parked = PARKED_KEYS.formatted(this.tables.message());
 		return this.jdbc.sql(STATS.formatted(this.tables.message(), parked))
+			.param("destinations", this.destinations)
 			.query((rs, row) -> new OutboxStats(rs.getLong("pending"), rs.getLong("in_flight"), rs.getLong("dead"),
 					seconds(rs, "oldest_pending_seconds"), orZero(seconds(rs, "lag_seconds")),
-					rs.getLong("parked_keys")))
+					rs.getLong("parked_keys"), rs.getLong("unknown_destination")))
 			.single();
 	}
 

@@ -54,7 +54,7 @@ public final class JdbcOutboxStore {
 				attempts = m.attempts + 1, last_attempt_at = now()
 			WHERE m.id IN (
 				SELECT id FROM %1$s
-				WHERE status = 'PENDING' AND is_head AND next_attempt_at <= now()
+				WHERE status = 'PENDING' AND is_head AND next_attempt_at <= now() AND destination = ANY (?::text[])
 				ORDER BY next_attempt_at
 				LIMIT ?
 				FOR UPDATE SKIP LOCKED)
@@ -225,14 +225,20 @@ public final class JdbcOutboxStore {
 
 	/**
 	 * Claims up to {@code limit} due messages for {@code owner}, leasing them for
-	 * {@code lease}, and counts the attempt.
+	 * {@code lease}, and counts the attempt. Messages for other destinations are left
+	 * alone: an instance that does not know a destination (it was removed from its
+	 * configuration, or a newer version added it) must not spend their attempts.
 	 * @param owner the relay instance
+	 * @param destinations the destinations the relay can send to
 	 * @param limit the largest number of messages to claim
 	 * @param lease how long the claim holds
-	 * @return the claimed messages
+	 * @return the claimed messages, each readable or not
 	 */
-	public List<ClaimedMessage> claim(String owner, int limit, Duration lease) {
-		return this.jdbc.sql(this.claim).params(owner, lease.toMillis(), limit).query(this::claimed).list();
+	public List<Claim> claim(String owner, String[] destinations, int limit, Duration lease) {
+		return this.jdbc.sql(this.claim)
+			.params(owner, lease.toMillis(), destinations, limit)
+			.query(this::claimed)
+			.list();
 	}
 
 	/**
@@ -361,11 +367,30 @@ public final class JdbcOutboxStore {
 		return this.jdbc.sql(this.release).param(owner).update();
 	}
 
-	private ClaimedMessage claimed(ResultSet rs, int row) throws SQLException {
-		return new ClaimedMessage(rs.getObject("id", UUID.class), rs.getString("destination"), rs.getString("method"),
-				rs.getString("path"), this.jsonMapper.readValue(rs.getString("headers"), HEADERS), rs.getBytes("body"),
-				rs.getString("content_type"), rs.getString("ordering_key"), rs.getString("idempotency_key"),
-				rs.getInt("attempts"), rs.getObject("created_at", OffsetDateTime.class).toInstant(), traceContext(rs));
+	/**
+	 * Reads a claimed row without throwing for what it holds: the claim has committed, so
+	 * a row that fails here must come back as a value the relay can finish on its own, or
+	 * it would fail its whole batch until the leases expire, and again after.
+	 */
+	private Claim claimed(ResultSet rs, int row) throws SQLException {
+		UUID id = rs.getObject("id", UUID.class);
+		String destination = rs.getString("destination");
+		String orderingKey = rs.getString("ordering_key");
+		int attempt = rs.getInt("attempts");
+		Map<String, List<String>> headers;
+		try {
+			headers = this.jsonMapper.readValue(rs.getString("headers"), HEADERS);
+			if (headers == null || headers.values().stream().anyMatch((values) -> values == null)) {
+				throw new IllegalArgumentException("null where a header's values are expected");
+			}
+		}
+		catch (RuntimeException ex) {
+			return new UnreadableMessage(id, destination, orderingKey, attempt,
+					"Stored headers are not a JSON object of string lists: " + ex.getMessage());
+		}
+		return new ClaimedMessage(id, destination, rs.getString("method"), rs.getString("path"), headers,
+				rs.getBytes("body"), rs.getString("content_type"), orderingKey, rs.getString("idempotency_key"),
+				attempt, rs.getObject("created_at", OffsetDateTime.class).toInstant(), traceContext(rs));
 	}
 
 	private static Map<String, String> traceContext(ResultSet rs) throws SQLException {

@@ -14,9 +14,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The gauges {@code retry.outbox.pending}, {@code retry.outbox.dead},
- * {@code retry.outbox.lag.seconds} and {@code retry.outbox.parked.keys}, all read from
- * one {@link JdbcOutboxAdmin#stats() query} on its own thread at a fixed interval, never
- * per scrape. They read {@code NaN} until the first query and after one that failed.
+ * {@code retry.outbox.lag.seconds}, {@code retry.outbox.parked.keys} and
+ * {@code retry.outbox.unknown.destination}, all read from one
+ * {@link JdbcOutboxAdmin#stats() query} on its own thread at a fixed interval, never per
+ * scrape. They read {@code NaN} until the first query and after one that failed.
  */
 public final class OutboxGauges extends PeriodicLifecycle {
 
@@ -41,6 +42,8 @@ public final class OutboxGauges extends PeriodicLifecycle {
 				(stats) -> stats.lag().toMillis() / 1000.0);
 		register(registry, "retry.outbox.parked.keys", "Ordering keys held up by a dead message",
 				OutboxStats::parkedKeys);
+		register(registry, "retry.outbox.unknown.destination",
+				"Pending messages for a destination this instance does not configure", OutboxStats::unknownDestination);
 	}
 
 	private void register(MeterRegistry registry, String name, String description,

@@ -9,7 +9,9 @@ import java.util.concurrent.TimeoutException;
 import io.retryoutbox.DeliveryAttempt;
 import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.RetryDecision;
+import io.retryoutbox.RetryDecision.DeadReason;
 import io.retryoutbox.RetryPolicy;
+import io.retryoutbox.jdbc.Claim;
 import io.retryoutbox.jdbc.ClaimedMessage;
 import io.retryoutbox.jdbc.Completion;
 import org.apache.commons.logging.Log;
@@ -18,8 +20,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Asks the {@link RetryPolicy} about an attempt and turns its decision into the row's new
- * state. A policy that throws cannot drop a message: the attempt is then retried at the
- * next poll.
+ * state. A policy that throws or answers nothing cannot drop a message nor retry it for
+ * ever: the attempt then counts as a transient failure on the default policy's ramp, so
+ * the attempt budget and the deadline still end it.
  */
 final class DecisionRecorder {
 
@@ -27,10 +30,13 @@ final class DecisionRecorder {
 
 	private final RetryPolicy policy;
 
+	private final RetryPolicy fallback;
+
 	private final Map<String, OnDead> onDead;
 
-	DecisionRecorder(RetryPolicy policy, Map<String, OnDead> onDead) {
+	DecisionRecorder(RetryPolicy policy, RetryPolicy fallback, Map<String, OnDead> onDead) {
 		this.policy = policy;
+		this.fallback = fallback;
 		this.onDead = Map.copyOf(onDead);
 	}
 
@@ -45,11 +51,16 @@ final class DecisionRecorder {
 		RetryDecision decision;
 		try {
 			decision = this.policy.decide(attempt, outcome);
+			if (decision == null) {
+				throw new IllegalStateException(this.policy.getClass().getName() + " returned no decision");
+			}
 		}
 		catch (RuntimeException ex) {
-			logger.error("RetryPolicy failed for outbox message " + message.id() + "; it will be retried", ex);
-			return new Completion(message.id(), "PENDING", Instant.now().plusSeconds(1), statusCode, null, error, null,
-					false);
+			logger.error("RetryPolicy failed for outbox message " + message.id() + " to '" + message.destination()
+					+ "'; the attempt counts as a transient failure on the default backoff ramp", ex);
+			decision = this.fallback.decide(attempt, new DeliveryOutcome.Failure(ex));
+			error = ((error != null) ? error + "; " : "") + "retry policy failed: "
+					+ describe(new DeliveryOutcome.Failure(ex));
 		}
 		if (decision instanceof RetryDecision.Delivered) {
 			return new Completion(message.id(), "DELIVERED", null, statusCode, null, null, null,
@@ -65,10 +76,23 @@ final class DecisionRecorder {
 		RetryDecision.Dead dead = (RetryDecision.Dead) decision;
 		logger.warn("Outbox message " + message.id() + " to '" + message.destination() + "' is dead: " + dead.reason()
 				+ " (" + dead.detail() + ")");
-		boolean skip = message.orderingKey() != null
-				&& this.onDead.getOrDefault(message.destination(), OnDead.SKIP) == OnDead.SKIP;
 		return new Completion(message.id(), "DEAD", null, statusCode, dead.errorCode(), dead.detail(),
-				dead.reason().name(), skip, null, null, null, null, errorBody);
+				dead.reason().name(), releasesKeyWhenDead(message), null, null, null, null, errorBody);
+	}
+
+	/**
+	 * The outcome of a claimed row that cannot be read or sent: dead at once, without a
+	 * request and without asking the policy, which could only retry it for ever.
+	 */
+	Completion invalid(Claim claim, String problem) {
+		logger.warn("Outbox message " + claim.id() + " to '" + claim.destination() + "' is dead: "
+				+ DeadReason.INVALID_REQUEST + " (" + problem + ")");
+		return new Completion(claim.id(), "DEAD", null, null, null, problem, DeadReason.INVALID_REQUEST.name(),
+				releasesKeyWhenDead(claim));
+	}
+
+	private boolean releasesKeyWhenDead(Claim claim) {
+		return claim.orderingKey() != null && this.onDead.getOrDefault(claim.destination(), OnDead.SKIP) == OnDead.SKIP;
 	}
 
 	private static @Nullable String describe(DeliveryOutcome outcome) {

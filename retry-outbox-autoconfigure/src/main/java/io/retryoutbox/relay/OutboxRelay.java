@@ -20,9 +20,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.retryoutbox.RetryPolicy;
+import io.retryoutbox.jdbc.Claim;
 import io.retryoutbox.jdbc.ClaimedMessage;
 import io.retryoutbox.jdbc.Completion;
 import io.retryoutbox.jdbc.JdbcOutboxStore;
+import io.retryoutbox.jdbc.UnreadableMessage;
+import io.retryoutbox.support.HttpRequestRules;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -65,6 +68,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private final Semaphore slots;
 
+	private final String[] destinations;
+
 	private final Queue<Completion> completed = new ConcurrentLinkedQueue<>();
 
 	// Leased messages this relay is sending or has an unwritten outcome for: only these
@@ -92,30 +97,18 @@ public final class OutboxRelay implements SmartLifecycle {
 	private volatile @Nullable RuntimeException lastPollError;
 
 	/**
-	 * Creates a relay.
-	 * @param store where messages are claimed and completed
-	 * @param policy decides the fate of each attempt
-	 * @param webClient sends the requests; it must not retry by itself
-	 * @param destinations the destinations by name
-	 * @param idempotencyKeyHeader the header that carries each message's idempotency key
-	 * @param settings how the relay claims and paces its work
-	 */
-	public OutboxRelay(JdbcOutboxStore store, RetryPolicy policy, WebClient webClient,
-			Map<String, RelayDestination> destinations, String idempotencyKeyHeader, Settings settings) {
-		this(store, policy, webClient, destinations, idempotencyKeyHeader, settings, AttemptObserver.NONE);
-	}
-
-	/**
 	 * Creates a relay whose attempts are watched.
 	 * @param store where messages are claimed and completed
 	 * @param policy decides the fate of each attempt
+	 * @param fallback decides in place of {@code policy} when it throws, as for a
+	 * transient failure: the default policy with the configured settings
 	 * @param webClient sends the requests; it must not retry by itself
 	 * @param destinations the destinations by name
 	 * @param idempotencyKeyHeader the header that carries each message's idempotency key
 	 * @param settings how the relay claims and paces its work
 	 * @param observer watches each attempt, e.g. for metrics and traces
 	 */
-	public OutboxRelay(JdbcOutboxStore store, RetryPolicy policy, WebClient webClient,
+	public OutboxRelay(JdbcOutboxStore store, RetryPolicy policy, RetryPolicy fallback, WebClient webClient,
 			Map<String, RelayDestination> destinations, String idempotencyKeyHeader, Settings settings,
 			AttemptObserver observer) {
 		this.observer = observer;
@@ -123,9 +116,10 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.dispatcher = new HttpDispatcher(webClient, destinations, idempotencyKeyHeader);
 		Map<String, OnDead> onDead = new HashMap<>();
 		destinations.forEach((name, destination) -> onDead.put(name, destination.onDead()));
-		this.recorder = new DecisionRecorder(policy, onDead);
+		this.recorder = new DecisionRecorder(policy, fallback, onDead);
 		this.settings = settings;
 		this.slots = new Semaphore(settings.concurrency());
+		this.destinations = destinations.keySet().toArray(String[]::new);
 	}
 
 	/**
@@ -361,22 +355,46 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	/**
 	 * Claims as many due messages as there are free sending slots and starts sending
-	 * them.
-	 * @return whether the claim was full, so more messages may be due
+	 * them; a claimed row that cannot be read or sent is finished as dead at once, on its
+	 * own.
+	 * @return whether the claim was full, so more messages may be due, or an outcome
+	 * waits to be written
 	 */
 	private boolean claimAndSend() {
 		int free = Math.min(this.slots.availablePermits(), this.settings.batchSize());
 		if (!this.running || free == 0) {
 			return false;
 		}
-		List<ClaimedMessage> batch = this.store.claim(this.owner, free, this.settings.leaseTimeout());
-		for (ClaimedMessage message : batch) {
+		List<Claim> batch = this.store.claim(this.owner, this.destinations, free, this.settings.leaseTimeout());
+		boolean invalid = false;
+		for (Claim claim : batch) {
+			this.held.add(claim.id());
+			String problem = problem(claim);
+			if (problem != null) {
+				this.completed.add(this.recorder.invalid(claim, problem));
+				invalid = true;
+				continue;
+			}
+			ClaimedMessage message = (ClaimedMessage) claim;
 			this.slots.acquireUninterruptibly();
-			this.held.add(message.id());
 			this.sending.add(this.observer.observe(message, attempt(message))
 				.subscribe(this::completed, (ex) -> failed(message, ex)));
 		}
-		return batch.size() == free && free == this.settings.batchSize();
+		return invalid || (batch.size() == free && free == this.settings.batchSize());
+	}
+
+	private static @Nullable String problem(Claim claim) {
+		if (claim instanceof UnreadableMessage unreadable) {
+			return unreadable.problem();
+		}
+		ClaimedMessage message = (ClaimedMessage) claim;
+		try {
+			HttpRequestRules.check(message.method(), message.path(), message.headers());
+			return null;
+		}
+		catch (IllegalArgumentException ex) {
+			return ex.getMessage();
+		}
 	}
 
 	private Mono<Completion> attempt(ClaimedMessage message) {

@@ -51,7 +51,8 @@ class ClaimQueryPlanTests {
 					+ JdbcOutboxStore.CLAIM.formatted("retry_outbox_message"))) {
 				explain.setString(1, "plan-test");
 				explain.setLong(2, 60_000);
-				explain.setInt(3, 100);
+				explain.setArray(3, connection.createArrayOf("text", new String[] { "api", "audit" }));
+				explain.setInt(4, 100);
 				try (ResultSet rs = explain.executeQuery()) {
 					rs.next();
 					plan = JsonMapper.shared().readTree(rs.getString(1)).get(0).get("Plan");

@@ -24,6 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class JdbcOutboxStoreTests {
 
+	private static final String[] API = { "api" };
+
 	private JdbcClient jdbc;
 
 	private JdbcOutboxStore store;
@@ -39,11 +41,11 @@ class JdbcOutboxStoreTests {
 	@Test
 	void refusesTheLateOutcomeOfARelayWhoseExpiredLeaseWasTakenOverAndWritesTheNewOwners() {
 		UUID id = insert();
-		assertThat(this.store.claim("relay-a", 10, Duration.ofSeconds(1))).singleElement()
+		assertThat(this.store.claim("relay-a", API, 10, Duration.ofSeconds(1))).singleElement()
 			.satisfies((message) -> assertThat(message.id()).isEqualTo(id));
 		expireLease(id);
 		assertThat(this.store.recoverExpiredLeases()).isOne();
-		assertThat(this.store.claim("relay-b", 10, Duration.ofMinutes(1))).singleElement()
+		assertThat(this.store.claim("relay-b", API, 10, Duration.ofMinutes(1))).singleElement()
 			.satisfies((message) -> assertThat(message.attempt()).isEqualTo(2));
 		// relay-a's request finally got an answer: too late, relay-b holds the message.
 		int late = this.store.complete("relay-a", List.of(dead(id, 422)));
@@ -68,7 +70,7 @@ class JdbcOutboxStoreTests {
 	@Test
 	void refusesTheLateOutcomeOfARelayWhoseExpiredLeaseWasRecoveredBeforeAnotherRelayClaimedIt() {
 		UUID id = insert();
-		assertThat(this.store.claim("relay-a", 10, Duration.ofSeconds(1))).hasSize(1);
+		assertThat(this.store.claim("relay-a", API, 10, Duration.ofSeconds(1))).hasSize(1);
 		expireLease(id);
 		assertThat(this.store.recoverExpiredLeases()).isOne();
 		assertThat(this.store.complete("relay-a", List.of(delivered(id, 200)))).isZero();
@@ -81,10 +83,10 @@ class JdbcOutboxStoreTests {
 	@Test
 	void doesNotExtendALeaseThatAnotherRelayTookOver() {
 		UUID id = insert();
-		assertThat(this.store.claim("relay-a", 10, Duration.ofSeconds(1))).hasSize(1);
+		assertThat(this.store.claim("relay-a", API, 10, Duration.ofSeconds(1))).hasSize(1);
 		expireLease(id);
 		assertThat(this.store.recoverExpiredLeases()).isOne();
-		assertThat(this.store.claim("relay-b", 10, Duration.ofSeconds(30))).hasSize(1);
+		assertThat(this.store.claim("relay-b", API, 10, Duration.ofSeconds(30))).hasSize(1);
 		assertThat(this.store.extendLeases("relay-a", List.of(id), Duration.ofHours(1))).isZero();
 		assertThat(row(id)).containsEntry("lease_owner", "relay-b");
 		assertThat(

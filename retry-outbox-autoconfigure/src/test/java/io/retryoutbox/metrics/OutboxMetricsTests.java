@@ -125,8 +125,9 @@ class OutboxMetricsTests {
 					.untilAsserted(() -> assertThat(registry.get("retry.outbox.dead").gauge().value()).isZero());
 				OutboxRows.insertDead(context, "payments", 3, "TERMINAL_STATUS", Duration.ZERO);
 				OutboxRows.insert(context, "DEAD", "order-7", Duration.ofMinutes(20));
-				OutboxRows.insert(context, "PENDING", "order-7", Duration.ofMinutes(10));
-				OutboxRows.insert(context, "PENDING", null, Duration.ofMinutes(-5));
+				// Waits behind the dead head that parks its key: pending, but no lag.
+				OutboxRows.insert(context, "PENDING", "order-7", Duration.ofMinutes(30));
+				OutboxRows.insert(context, "PENDING", null, Duration.ofMinutes(10));
 				// Scrapes read what the last query read, however often they come.
 				await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
 					assertThat(registry.get("retry.outbox.pending").gauge().value()).isZero();
@@ -141,6 +142,7 @@ class OutboxMetricsTests {
 				assertThat(registry.get("retry.outbox.pending").gauge().value()).isEqualTo(2);
 				assertThat(registry.get("retry.outbox.dead").gauge().value()).isEqualTo(4);
 				assertThat(registry.get("retry.outbox.parked.keys").gauge().value()).isEqualTo(1);
+				assertThat(registry.get("retry.outbox.unknown.destination").gauge().value()).isZero();
 				assertThat(registry.get("retry.outbox.lag.seconds").gauge().value()).isBetween(600.0, 660.0);
 				assertThat(prometheus.scrape()).contains("retry_outbox_pending 2.0")
 					.contains("retry_outbox_dead 4.0")

@@ -1,0 +1,106 @@
+package io.retryoutbox.support;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What makes a stored request sendable: a method and header names that are HTTP tokens,
+ * header values without line breaks, and a path relative to the destination's base URL.
+ * Checked at enqueue and again before each attempt, since a row can be edited in between.
+ * Each check throws {@link IllegalArgumentException} with a message naming the problem.
+ */
+public final class HttpRequestRules {
+
+	private static final String PROBE_HOST = "retry-outbox.invalid";
+
+	private HttpRequestRules() {
+	}
+
+	/**
+	 * Checks a whole request.
+	 * @param method the HTTP method
+	 * @param path the path, relative to the destination's base URL
+	 * @param headers the headers
+	 */
+	public static void check(String method, String path, Map<String, List<String>> headers) {
+		checkMethod(method);
+		checkPath(path);
+		headers.forEach(HttpRequestRules::checkHeader);
+	}
+
+	/**
+	 * Checks that a method is an HTTP token.
+	 * @param method the method
+	 */
+	public static void checkMethod(String method) {
+		if (method.isEmpty() || !method.chars().allMatch(HttpRequestRules::isTokenChar)) {
+			throw new IllegalArgumentException("Method '" + printable(method) + "' is not a valid HTTP method");
+		}
+	}
+
+	/**
+	 * Checks that a path stays relative to the destination's base URL.
+	 * @param path the path
+	 */
+	public static void checkPath(String path) {
+		if (path.startsWith("//") || path.contains("://") || hasScheme(path)) {
+			throw new IllegalArgumentException("Path '" + printable(path)
+					+ "' must be relative to the destination's base URL, not an absolute URL");
+		}
+		try {
+			URI uri = new URI("http://" + PROBE_HOST + normalizePath(path));
+			if (!PROBE_HOST.equals(uri.getHost())) {
+				throw new IllegalArgumentException("Path '" + printable(path) + "' must not name a host");
+			}
+		}
+		catch (URISyntaxException ex) {
+			throw new IllegalArgumentException(
+					"Path '" + printable(path) + "' is not a valid URI path: " + ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * Checks a header's name and values.
+	 * @param name the name
+	 * @param values the values
+	 */
+	public static void checkHeader(String name, List<String> values) {
+		if (name.isBlank() || !name.chars().allMatch(HttpRequestRules::isTokenChar)) {
+			throw new IllegalArgumentException("Header name '" + printable(name) + "' is not a valid HTTP header name");
+		}
+		for (String value : values) {
+			if (value == null) {
+				throw new IllegalArgumentException("Value of header '" + name + "' is missing");
+			}
+			if (value.indexOf('\r') >= 0 || value.indexOf('\n') >= 0) {
+				throw new IllegalArgumentException("Value of header '" + name + "' contains CR or LF");
+			}
+		}
+	}
+
+	/**
+	 * The path as it is stored: with a leading slash.
+	 * @param path a path relative to the destination's base URL
+	 * @return the path, starting with {@code /}
+	 */
+	public static String normalizePath(String path) {
+		return path.startsWith("/") ? path : "/" + path;
+	}
+
+	private static boolean hasScheme(String path) {
+		int colon = path.indexOf(':');
+		int slash = path.indexOf('/');
+		return colon > 0 && (slash < 0 || colon < slash) && path.substring(0, colon).matches("[A-Za-z][A-Za-z0-9+.-]*");
+	}
+
+	private static String printable(String text) {
+		return text.replace("\r", "\\r").replace("\n", "\\n");
+	}
+
+	private static boolean isTokenChar(int c) {
+		return c > 32 && c < 127 && "\"(),/:;<=>?@[\\]{}".indexOf(c) < 0;
+	}
+
+}
