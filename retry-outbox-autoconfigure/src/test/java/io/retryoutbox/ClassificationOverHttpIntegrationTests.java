@@ -1,17 +1,15 @@
 package io.retryoutbox;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -27,28 +25,24 @@ import static org.awaitility.Awaitility.await;
  */
 class ClassificationOverHttpIntegrationTests {
 
-	private static MockWebServer server;
+	/**
+	 * One database for the whole class: each test looks at its own row only.
+	 */
+	private static final String JDBC_URL = TestDatabase.createDatabase();
 
-	private static ApplicationContextRunner runner;
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	@BeforeAll
-	static void start() throws IOException {
-		server = new MockWebServer();
-		server.start();
-		runner = OutboxContexts.runner(TestDatabase.createDatabase())
-			.withPropertyValues("retry-outbox.destinations.api.base-url=" + server.url("/"),
+	private ApplicationContextRunner runner() {
+		return OutboxContexts.runner(JDBC_URL)
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.retry.delay=1h", "retry-outbox.require-transaction=false");
 	}
 
-	@AfterAll
-	static void stop() {
-		server.close();
-	}
-
-	private static Map<String, Object> rowAfterOneAttempt(MockResponse response) {
-		server.enqueue(response);
+	private Map<String, Object> rowAfterOneAttempt(MockResponse response) {
+		this.destination.dispatcher().answer("/x", response);
 		Object[] row = new Object[1];
-		runner.run((context) -> {
+		runner().run((context) -> {
 			UUID id = context.getBean(Outbox.class).send(OutboxRequest.post("api", "/x").build());
 			await().atMost(Duration.ofSeconds(20)).until(() -> {
 				Map<String, Object> current = OutboxContexts.row(context, id);
@@ -74,8 +68,9 @@ class ClassificationOverHttpIntegrationTests {
 	@ValueSource(ints = { 301, 302, 303, 307, 308, 400, 401, 403, 404, 410, 422, 501, 505 })
 	void deadLettersATerminalStatusWithoutFollowingRedirects(int status) {
 		// A followed redirect would ask the server again and never see this status.
-		Map<String, Object> row = rowAfterOneAttempt(
-				new MockResponse.Builder().code(status).addHeader("Location", server.url("/elsewhere")).build());
+		Map<String, Object> row = rowAfterOneAttempt(new MockResponse.Builder().code(status)
+			.addHeader("Location", this.destination.server().url("/elsewhere"))
+			.build());
 		assertThat(row).containsEntry("status", "DEAD")
 			.containsEntry("dead_reason", "TERMINAL_STATUS")
 			.containsEntry("last_status_code", status);
@@ -105,7 +100,7 @@ class ClassificationOverHttpIntegrationTests {
 
 	@Test
 	void keepsTheRowForARetryWhenTheHostNameDoesNotResolve() {
-		runner.withPropertyValues("retry-outbox.destinations.nowhere.base-url=http://retry-outbox-test.invalid/")
+		runner().withPropertyValues("retry-outbox.destinations.nowhere.base-url=http://retry-outbox-test.invalid/")
 			.run((context) -> {
 				UUID id = context.getBean(Outbox.class).send(OutboxRequest.post("nowhere", "/x").build());
 				await().atMost(Duration.ofSeconds(30))

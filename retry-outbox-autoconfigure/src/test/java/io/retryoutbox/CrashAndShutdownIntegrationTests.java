@@ -1,6 +1,5 @@
 package io.retryoutbox;
 
-import java.io.IOException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
@@ -10,24 +9,19 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
 import io.retryoutbox.jdbc.PostgresWakeupListener;
 import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
 import io.retryoutbox.testsupport.RelayProcess;
 import io.retryoutbox.testsupport.TestDatabase;
-import mockwebserver3.Dispatcher;
-import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
-import mockwebserver3.RecordedRequest;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
@@ -43,43 +37,31 @@ import static org.awaitility.Awaitility.await;
  */
 class CrashAndShutdownIntegrationTests {
 
-	private final CountDownLatch answer = new CountDownLatch(1);
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private final Map<String, Set<String>> keysByPath = new ConcurrentHashMap<>();
-
-	private final AtomicInteger requests = new AtomicInteger();
-
-	private MockWebServer server;
-
-	private String jdbcUrl;
+	private final String jdbcUrl = TestDatabase.createDatabase();
 
 	@BeforeEach
-	void start() throws IOException {
-		this.jdbcUrl = TestDatabase.createDatabase();
-		this.server = new MockWebServer();
-		this.server.setDispatcher(new Dispatcher() {
-			@Override
-			public MockResponse dispatch(RecordedRequest request) throws InterruptedException {
-				CrashAndShutdownIntegrationTests.this.requests.incrementAndGet();
-				CrashAndShutdownIntegrationTests.this.keysByPath
-					.computeIfAbsent(request.getUrl().encodedPath(), (path) -> ConcurrentHashMap.newKeySet())
-					.add(request.getHeaders().get("Idempotency-Key"));
-				CrashAndShutdownIntegrationTests.this.answer.await(300, TimeUnit.SECONDS);
-				return new MockResponse.Builder().code(200).build();
-			}
-		});
-		this.server.start();
+	void holdTheAnswers() {
+		this.destination.dispatcher().hold();
 	}
 
-	@AfterEach
-	void stop() {
-		this.answer.countDown();
-		this.server.close();
+	private int requests() {
+		return this.destination.dispatcher().requests().size();
+	}
+
+	private Map<String, Set<String>> keysByPath() {
+		return this.destination.dispatcher()
+			.requests()
+			.stream()
+			.collect(Collectors.groupingBy((request) -> request.getUrl().encodedPath(),
+					Collectors.mapping((request) -> request.getHeaders().get("Idempotency-Key"), Collectors.toSet())));
 	}
 
 	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
-			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.relay.lease-timeout=2s", "retry-outbox.require-transaction=false");
 	}
 
@@ -99,23 +81,23 @@ class CrashAndShutdownIntegrationTests {
 			}
 		});
 		Process doomed = RelayProcess.start("spring.datasource.url=" + this.jdbcUrl,
-				"retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+				"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 				"retry-outbox.relay.lease-timeout=5s");
 		try {
 			// A JVM starting on a busy machine can take a while.
-			await().atMost(Duration.ofSeconds(180)).until(() -> this.requests.get() >= 10);
-			assertThat(this.requests.get()).isEqualTo(10);
+			await().atMost(Duration.ofSeconds(180)).until(() -> requests() >= 10);
+			assertThat(requests()).isEqualTo(10);
 			assertThat(countWhere("status = 'IN_FLIGHT'")).isEqualTo(10);
 		}
 		finally {
 			doomed.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
 		}
-		this.answer.countDown();
+		this.destination.dispatcher().release();
 		runner().run((context) -> {
 			await().atMost(Duration.ofSeconds(60)).until(() -> countWhere("status = 'DELIVERED'") == 10);
-			assertThat(this.requests.get()).isEqualTo(20);
-			assertThat(this.keysByPath).hasSize(10);
-			this.keysByPath.values().forEach((keys) -> assertThat(keys).hasSize(1));
+			assertThat(requests()).isEqualTo(20);
+			assertThat(keysByPath()).hasSize(10);
+			keysByPath().values().forEach((keys) -> assertThat(keys).hasSize(1));
 			assertThat(countWhere("attempts = 2")).isEqualTo(10);
 		});
 	}
@@ -124,13 +106,13 @@ class CrashAndShutdownIntegrationTests {
 	void aSlowButAliveRelayKeepsItsLeaseWhileItsRequestIsInFlight() {
 		runner().run((context) -> {
 			UUID id = context.getBean(Outbox.class).send(OutboxRequest.post("api", "/slow").build());
-			await().atMost(Duration.ofSeconds(10)).until(() -> this.requests.get() == 1);
+			await().atMost(Duration.ofSeconds(10)).until(() -> requests() == 1);
 			Instant firstLease = leaseUntil(id);
 			await().atMost(Duration.ofSeconds(10)).until(() -> leaseUntil(id).isAfter(firstLease.plusSeconds(1)));
 			assertThat(countWhere("status = 'IN_FLIGHT'")).isOne();
-			this.answer.countDown();
+			this.destination.dispatcher().release();
 			await().atMost(Duration.ofSeconds(10)).until(() -> countWhere("status = 'DELIVERED'") == 1);
-			assertThat(this.requests.get()).isOne();
+			assertThat(requests()).isOne();
 		});
 	}
 
@@ -144,13 +126,13 @@ class CrashAndShutdownIntegrationTests {
 
 	@Test
 	void recoversWhenTheDatabaseTerminatesEveryConnectionMidRun() {
-		this.answer.countDown();
+		this.destination.dispatcher().release();
 		runner().withPropertyValues("retry-outbox.relay.poll-interval=100ms").run((context) -> {
 			Outbox outbox = context.getBean(Outbox.class);
 			for (int i = 0; i < 200; i++) {
 				outbox.send(OutboxRequest.post("api", "/before/" + i).orderingKey("key-" + (i % 5)).build());
 			}
-			await().atMost(Duration.ofSeconds(30)).until(() -> this.requests.get() > 20);
+			await().atMost(Duration.ofSeconds(30)).until(() -> requests() > 20);
 			PostgresWakeupListener listener = context.getBean(PostgresWakeupListener.class);
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> listener.isListening() && listeningBackends().size() == 1);
@@ -199,10 +181,10 @@ class CrashAndShutdownIntegrationTests {
 			CompletableFuture<Void> stopping = CompletableFuture.runAsync(relay::stop);
 			await().atMost(Duration.ofSeconds(10)).until(() -> !relay.isRunning());
 			assertThat(stopping).isNotDone();
-			this.answer.countDown();
+			this.destination.dispatcher().release();
 			stopping.get(20, TimeUnit.SECONDS);
 			assertThat(countWhere("status = 'DELIVERED' AND attempts = 1")).isEqualTo(3);
-			assertThat(this.requests.get()).isEqualTo(3);
+			assertThat(requests()).isEqualTo(3);
 		});
 	}
 
@@ -210,12 +192,12 @@ class CrashAndShutdownIntegrationTests {
 		for (int i = 0; i < 3; i++) {
 			context.getBean(Outbox.class).send(OutboxRequest.post("api", pathPrefix + i).build());
 		}
-		await().atMost(Duration.ofSeconds(10)).until(() -> this.requests.get() == 3);
+		await().atMost(Duration.ofSeconds(10)).until(() -> requests() == 3);
 	}
 
 	@Test
 	void stopsAtOnceWhileMessagesWaitForTheirRetry() {
-		this.answer.countDown();
+		this.destination.dispatcher().release();
 		runner().run((context) -> {
 			OutboxRows.insert(context, "PENDING", null, Duration.ofHours(-1));
 			OutboxRelay relay = context.getBean(OutboxRelay.class);
@@ -224,7 +206,7 @@ class CrashAndShutdownIntegrationTests {
 			// Well below the 30s shutdown timeout, which a sleeping retry would use up.
 			assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
 			assertThat(countWhere("status = 'PENDING' AND attempts = 0")).isOne();
-			assertThat(this.requests.get()).isZero();
+			assertThat(requests()).isZero();
 		});
 	}
 

@@ -6,23 +6,19 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
 import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import mockwebserver3.Dispatcher;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
-import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -38,11 +34,8 @@ import static org.awaitility.Awaitility.await;
  */
 class DatabaseRestartIntegrationTests {
 
-	private final Map<String, Set<String>> keysByPath = new ConcurrentHashMap<>();
-
-	private final Queue<String> received = new ConcurrentLinkedQueue<>();
-
-	private final AtomicInteger requests = new AtomicInteger();
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
 	@TempDir
 	private Path dataDirectory;
@@ -51,29 +44,32 @@ class DatabaseRestartIntegrationTests {
 
 	private EmbeddedPostgres postgres;
 
-	private MockWebServer server;
-
 	@BeforeEach
 	void start() throws IOException {
 		try (ServerSocket socket = new ServerSocket(0)) {
 			this.port = socket.getLocalPort();
 		}
 		this.postgres = startPostgres();
-		this.server = new MockWebServer();
-		this.server.setDispatcher(new Dispatcher() {
-			@Override
-			public MockResponse dispatch(RecordedRequest request) {
-				String path = request.getUrl().encodedPath();
-				DatabaseRestartIntegrationTests.this.requests.incrementAndGet();
-				DatabaseRestartIntegrationTests.this.received.add(path);
-				DatabaseRestartIntegrationTests.this.keysByPath
-					.computeIfAbsent(path, (key) -> ConcurrentHashMap.newKeySet())
-					.add(request.getHeaders().get("Idempotency-Key"));
-				// Slow enough that the restart falls in the middle of the work.
-				return new MockResponse.Builder().code(200).headersDelay(10, TimeUnit.MILLISECONDS).build();
-			}
-		});
-		this.server.start();
+		// Slow enough that the restart falls in the middle of the work.
+		this.destination.dispatcher()
+			.otherwise(
+					(request) -> new MockResponse.Builder().code(200).headersDelay(10, TimeUnit.MILLISECONDS).build());
+	}
+
+	private List<String> received() {
+		return this.destination.dispatcher()
+			.requests()
+			.stream()
+			.map((request) -> request.getUrl().encodedPath())
+			.toList();
+	}
+
+	private Map<String, Set<String>> keysByPath() {
+		return this.destination.dispatcher()
+			.requests()
+			.stream()
+			.collect(Collectors.groupingBy((request) -> request.getUrl().encodedPath(),
+					Collectors.mapping((request) -> request.getHeaders().get("Idempotency-Key"), Collectors.toSet())));
 	}
 
 	private EmbeddedPostgres startPostgres() throws IOException {
@@ -88,7 +84,6 @@ class DatabaseRestartIntegrationTests {
 
 	@AfterEach
 	void stop() throws IOException {
-		this.server.close();
 		this.postgres.close();
 	}
 
@@ -99,7 +94,7 @@ class DatabaseRestartIntegrationTests {
 	@Test
 	void finishesTheWorkAfterTheDatabaseServerRestartsMidRun() {
 		OutboxContexts.runner(this.postgres.getJdbcUrl("postgres", "postgres"))
-			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.require-transaction=false", "retry-outbox.relay.lease-timeout=2s",
 					"spring.datasource.hikari.connection-timeout=1000")
 			.run((context) -> {
@@ -110,9 +105,9 @@ class DatabaseRestartIntegrationTests {
 						.orderingKey("key-" + (i % 5))
 						.build());
 				}
-				await().atMost(Duration.ofSeconds(30)).until(() -> this.requests.get() > 20);
+				await().atMost(Duration.ofSeconds(30)).until(() -> received().size() > 20);
 				this.postgres.close();
-				assertThat(this.requests.get()).isLessThan(300);
+				assertThat(received().size()).isLessThan(300);
 				OutboxRelay relay = context.getBean(OutboxRelay.class);
 				await().atMost(Duration.ofSeconds(30)).until(() -> relay.getLastPollError() != null);
 				this.postgres = startPostgres();
@@ -123,10 +118,10 @@ class DatabaseRestartIntegrationTests {
 				OutboxContexts.awaitAllDelivered(jdbc(), 350);
 				// A poll may still fail on a connection the restart closed.
 				await().atMost(Duration.ofSeconds(10)).until(() -> relay.getLastPollError() == null);
-				assertThat(this.keysByPath).hasSize(350).allSatisfy((path, keys) -> assertThat(keys).hasSize(1));
+				assertThat(keysByPath()).hasSize(350).allSatisfy((path, keys) -> assertThat(keys).hasSize(1));
 				for (int key = 0; key < 5; key++) {
 					String prefix = "/before/" + key + "/";
-					List<Integer> firstArrivals = this.received.stream()
+					List<Integer> firstArrivals = received().stream()
 						.filter((path) -> path.startsWith(prefix))
 						.map((path) -> Integer.valueOf(path.substring(prefix.length())))
 						.distinct()

@@ -1,6 +1,5 @@
 package io.retryoutbox;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -10,18 +9,18 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 import io.retryoutbox.jdbc.PostgresWakeupListener;
 import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
-import mockwebserver3.Dispatcher;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
 import mockwebserver3.RecordedRequest;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -55,26 +54,19 @@ class MultiInstanceIntegrationTests {
 
 	private final SplittableRandom random = new SplittableRandom(42);
 
-	private MockWebServer server;
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private String jdbcUrl;
+	private final String jdbcUrl = TestDatabase.createDatabase();
 
 	@BeforeEach
-	void start() throws IOException {
-		this.jdbcUrl = TestDatabase.createDatabase();
-		this.server = new MockWebServer();
-		this.server.setDispatcher(new FaultyServer());
-		this.server.start();
-	}
-
-	@AfterEach
-	void stop() {
-		this.server.close();
+	void injectFaults() {
+		this.destination.dispatcher().otherwise(new FaultyServer());
 	}
 
 	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
-			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.retry.delay=10ms", "retry-outbox.retry.max-delay=100ms",
 					"retry-outbox.retry.jitter=0.5", "retry-outbox.relay.batch-size=50",
 					"retry-outbox.relay.poll-interval=200ms");
@@ -165,10 +157,10 @@ class MultiInstanceIntegrationTests {
 				});
 	}
 
-	private final class FaultyServer extends Dispatcher {
+	private final class FaultyServer implements Function<RecordedRequest, MockResponse> {
 
 		@Override
-		public MockResponse dispatch(RecordedRequest request) {
+		public MockResponse apply(RecordedRequest request) {
 			String path = request.getUrl().encodedPath();
 			String idempotencyKey = request.getHeaders().get("Idempotency-Key");
 			String previous = MultiInstanceIntegrationTests.this.idempotencyKeyByPath.putIfAbsent(path, idempotencyKey);

@@ -1,28 +1,25 @@
 package io.retryoutbox;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.PathDispatcher;
 import io.retryoutbox.testsupport.TestDatabase;
-import mockwebserver3.Dispatcher;
 import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;
 import mockwebserver3.RecordedRequest;
 import mockwebserver3.SocketEffect;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -39,31 +36,25 @@ import static org.awaitility.Awaitility.await;
  */
 class OutboxDeliveryIntegrationTests {
 
-	private String jdbcUrl;
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private MockWebServer server;
+	private final String jdbcUrl = TestDatabase.createDatabase();
 
-	@BeforeEach
-	void startServerOnAFreshDatabase() throws IOException {
-		this.jdbcUrl = TestDatabase.createDatabase();
-		this.server = new MockWebServer();
-		this.server.start();
-	}
-
-	@AfterEach
-	void stopServer() {
-		this.server.close();
-	}
-
-	private ApplicationContextRunner runner(int port) {
+	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
-			.withPropertyValues("retry-outbox.destinations.payments.base-url=http://localhost:" + port + "/api",
+			.withPropertyValues(
+					"retry-outbox.destinations.payments.base-url=http://localhost:" + server().getPort() + "/api",
 					"retry-outbox.destinations.payments.timeout=2s", "retry-outbox.retry.delay=50ms",
 					"retry-outbox.retry.jitter=0");
 	}
 
-	private ApplicationContextRunner runner() {
-		return runner(this.server.getPort());
+	private MockWebServer server() {
+		return this.destination.server();
+	}
+
+	private PathDispatcher dispatcher() {
+		return this.destination.dispatcher();
 	}
 
 	private static UUID sendInTransaction(AssertableApplicationContext context, OutboxRequest request) {
@@ -85,10 +76,10 @@ class OutboxDeliveryIntegrationTests {
 
 	@Test
 	void deliversACommittedRequestWithItsMethodPathBodyHeadersAndIdempotencyKey() {
-		this.server.enqueue(new MockResponse.Builder().code(201).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(201).build());
 		runner().run((context) -> {
 			UUID id = sendInTransaction(context, charge("order-1"));
-			RecordedRequest request = this.server.takeRequest(20, TimeUnit.SECONDS);
+			RecordedRequest request = server().takeRequest(20, TimeUnit.SECONDS);
 			assertThat(request).isNotNull();
 			assertThat(request.getMethod()).isEqualTo("POST");
 			assertThat(request.getTarget()).isEqualTo("/api/charges?source=test");
@@ -107,10 +98,10 @@ class OutboxDeliveryIntegrationTests {
 
 	@Test
 	void sendsTheIdempotencyKeyInTheConfiguredHeader() {
-		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		runner().withPropertyValues("retry-outbox.idempotency-key-header=X-Request-Key").run((context) -> {
 			UUID id = sendInTransaction(context, OutboxRequest.post("payments", "/charges").build());
-			RecordedRequest request = this.server.takeRequest(20, TimeUnit.SECONDS);
+			RecordedRequest request = server().takeRequest(20, TimeUnit.SECONDS);
 			assertThat(request).isNotNull();
 			assertThat(request.getHeaders().values("X-Request-Key")).containsExactly(id.toString());
 			assertThat(request.getHeaders().get("Idempotency-Key")).isNull();
@@ -120,11 +111,11 @@ class OutboxDeliveryIntegrationTests {
 
 	@Test
 	void takesACallerSuppliedKeyFromTheConfiguredHeaderAndSendsItOnce() {
-		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		runner().withPropertyValues("retry-outbox.idempotency-key-header=X-Request-Key").run((context) -> {
 			UUID id = sendInTransaction(context,
 					OutboxRequest.post("payments", "/charges").header("x-request-key", "order-42-charge").build());
-			RecordedRequest request = this.server.takeRequest(20, TimeUnit.SECONDS);
+			RecordedRequest request = server().takeRequest(20, TimeUnit.SECONDS);
 			assertThat(request).isNotNull();
 			assertThat(request.getHeaders().values("X-Request-Key")).containsExactly("order-42-charge");
 			assertThat(request.getHeaders().get("Idempotency-Key")).isNull();
@@ -134,73 +125,56 @@ class OutboxDeliveryIntegrationTests {
 	}
 
 	@Test
-	void neverHasMoreRequestsInFlightThanTheConfiguredConcurrency() throws IOException {
-		CountDownLatch answer = new CountDownLatch(1);
-		AtomicInteger arrived = new AtomicInteger();
-		try (MockWebServer holding = new MockWebServer()) {
-			holding.setDispatcher(new Dispatcher() {
-				@Override
-				public MockResponse dispatch(RecordedRequest request) throws InterruptedException {
-					arrived.incrementAndGet();
-					answer.await(60, TimeUnit.SECONDS);
-					return new MockResponse.Builder().code(200).build();
-				}
+	void neverHasMoreRequestsInFlightThanTheConfiguredConcurrency() {
+		dispatcher().hold();
+		runner()
+			.withPropertyValues("retry-outbox.relay.concurrency=2", "retry-outbox.destinations.payments.timeout=60s",
+					"retry-outbox.relay.shutdown-timeout=1s")
+			.run((context) -> {
+				List<UUID> ids = OutboxContexts.transactions(context).execute((status) -> {
+					List<UUID> sent = new ArrayList<>();
+					for (int i = 0; i < 6; i++) {
+						sent.add(context.getBean(Outbox.class)
+							.send(OutboxRequest.post("payments", "/held/" + i).build()));
+					}
+					return sent;
+				});
+				await().atMost(Duration.ofSeconds(20)).until(() -> dispatcher().requests().size() >= 2);
+				// Both slots are taken while the server holds the two requests.
+				await().during(Duration.ofMillis(500))
+					.atMost(Duration.ofSeconds(5))
+					.until(() -> dispatcher().requests().size() == 2);
+				dispatcher().release();
+				ids.forEach((id) -> awaitStatus(context, id, "DELIVERED"));
+				assertThat(dispatcher().requests()).hasSize(6);
 			});
-			holding.start();
-			try {
-				runner(holding.getPort())
-					.withPropertyValues("retry-outbox.relay.concurrency=2",
-							"retry-outbox.destinations.payments.timeout=60s", "retry-outbox.relay.shutdown-timeout=1s")
-					.run((context) -> {
-						List<UUID> ids = OutboxContexts.transactions(context).execute((status) -> {
-							List<UUID> sent = new ArrayList<>();
-							for (int i = 0; i < 6; i++) {
-								sent.add(context.getBean(Outbox.class)
-									.send(OutboxRequest.post("payments", "/held/" + i).build()));
-							}
-							return sent;
-						});
-						await().atMost(Duration.ofSeconds(20)).until(() -> arrived.get() >= 2);
-						// Both slots are taken while the server holds the two requests.
-						await().during(Duration.ofMillis(500))
-							.atMost(Duration.ofSeconds(5))
-							.until(() -> arrived.get() == 2);
-						answer.countDown();
-						ids.forEach((id) -> awaitStatus(context, id, "DELIVERED"));
-						assertThat(arrived).hasValue(6);
-					});
-			}
-			finally {
-				answer.countDown();
-			}
-		}
 	}
 
 	@Test
 	void aRelayWebClientCustomizerAddsACredentialToEveryAttemptWithoutStoringIt() {
-		this.server.enqueue(new MockResponse.Builder().code(503).build());
-		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(503).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		AtomicInteger tokens = new AtomicInteger();
 		RelayWebClientCustomizer credentials = (builder) -> builder.filter((request, next) -> next.exchange(
 				ClientRequest.from(request).header("Authorization", "Bearer t" + tokens.incrementAndGet()).build()));
 		runner().withBean(RelayWebClientCustomizer.class, () -> credentials).run((context) -> {
 			UUID id = sendInTransaction(context, charge("order-credential"));
 			awaitStatus(context, id, "DELIVERED");
-			assertThat(this.server.takeRequest(1, TimeUnit.SECONDS).getHeaders().get("Authorization"))
+			assertThat(server().takeRequest(1, TimeUnit.SECONDS).getHeaders().get("Authorization"))
 				.isEqualTo("Bearer t1");
-			assertThat(this.server.takeRequest(1, TimeUnit.SECONDS).getHeaders().get("Authorization"))
+			assertThat(server().takeRequest(1, TimeUnit.SECONDS).getHeaders().get("Authorization"))
 				.isEqualTo("Bearer t2");
 			assertThat(String.valueOf(OutboxContexts.row(context, id).get("headers"))).doesNotContain("Bearer");
 			assertThat(tokens).hasValue(2);
-			this.server.enqueue(new MockResponse.Builder().code(200).build());
+			dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 			context.getBean(WebClient.Builder.class)
 				.build()
 				.get()
-				.uri(this.server.url("/application").uri())
+				.uri(server().url("/application").uri())
 				.retrieve()
 				.toBodilessEntity()
 				.block(Duration.ofSeconds(10));
-			RecordedRequest application = this.server.takeRequest(1, TimeUnit.SECONDS);
+			RecordedRequest application = server().takeRequest(1, TimeUnit.SECONDS);
 			assertThat(application.getTarget()).isEqualTo("/application");
 			assertThat(application.getHeaders().get("Authorization")).isNull();
 		});
@@ -218,25 +192,25 @@ class OutboxDeliveryIntegrationTests {
 			// A committed marker proves the relay ran after the rolled-back one would
 			// have.
 			UUID marker = sendInTransaction(context, OutboxRequest.get("payments", "/marker").build());
-			this.server.enqueue(new MockResponse.Builder().code(200).build());
+			dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 			awaitStatus(context, marker, "DELIVERED");
-			assertThat(this.server.getRequestCount()).isEqualTo(1);
-			assertThat(this.server.takeRequest().getTarget()).isEqualTo("/api/marker");
+			assertThat(server().getRequestCount()).isEqualTo(1);
+			assertThat(server().takeRequest().getTarget()).isEqualTo("/api/marker");
 		});
 	}
 
 	@Test
 	void retriesATransientStatusWithTheSameIdempotencyKeyUntilDelivered() {
-		this.server.enqueue(new MockResponse.Builder().code(503).addHeader("Retry-After", "0").build());
-		this.server.enqueue(new MockResponse.Builder().code(500).build());
-		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(503).addHeader("Retry-After", "0").build());
+		dispatcher().enqueue(new MockResponse.Builder().code(500).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		runner().run((context) -> {
 			UUID id = sendInTransaction(context, charge("order-2"));
 			awaitStatus(context, id, "DELIVERED");
 			List<String> keys = new ArrayList<>();
 			List<String> bodies = new ArrayList<>();
 			for (int i = 0; i < 3; i++) {
-				RecordedRequest request = this.server.takeRequest(5, TimeUnit.SECONDS);
+				RecordedRequest request = server().takeRequest(5, TimeUnit.SECONDS);
 				keys.add(request.getHeaders().get("Idempotency-Key"));
 				bodies.add(request.getBody().string(StandardCharsets.UTF_8));
 			}
@@ -247,9 +221,9 @@ class OutboxDeliveryIntegrationTests {
 	}
 
 	@Test
-	void keepsTheRowWhileTheServerIsDownAndDeliversItWhenTheServerComesBack() throws IOException {
-		int port = freePort();
-		runner(port).run((context) -> {
+	void keepsTheRowWhileTheServerIsDownAndDeliversItWhenTheServerComesBack() {
+		this.destination.stop();
+		runner().run((context) -> {
 			UUID id = sendInTransaction(context, charge("order-3"));
 			await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
 				Map<String, Object> row = OutboxContexts.row(context, id);
@@ -257,19 +231,16 @@ class OutboxDeliveryIntegrationTests {
 				assertThat((Integer) row.get("attempts")).isGreaterThanOrEqualTo(2);
 				assertThat((String) row.get("last_error")).contains("Connect");
 			});
-			try (MockWebServer late = new MockWebServer()) {
-				late.enqueue(new MockResponse.Builder().code(200).build());
-				late.start(port);
-				awaitStatus(context, id, "DELIVERED");
-				assertThat(late.takeRequest().getHeaders().get("Idempotency-Key")).isEqualTo(id.toString());
-			}
+			this.destination.start();
+			awaitStatus(context, id, "DELIVERED");
+			assertThat(server().takeRequest().getHeaders().get("Idempotency-Key")).isEqualTo(id.toString());
 		});
 	}
 
 	@Test
 	void deadLettersABadRequestAndDoesNotHoldUpTheNextRow() {
-		this.server.enqueue(new MockResponse.Builder().code(400).body("{\"error\":{\"code\":\"INVALID\"}}").build());
-		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(400).body("{\"error\":{\"code\":\"INVALID\"}}").build());
+		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		runner().run((context) -> {
 			UUID poison = sendInTransaction(context, OutboxRequest.post("payments", "/first").build());
 			awaitStatus(context, poison, "DEAD");
@@ -279,13 +250,14 @@ class OutboxDeliveryIntegrationTests {
 			assertThat(dead).containsEntry("dead_reason", "TERMINAL_STATUS")
 				.containsEntry("last_status_code", 400)
 				.containsEntry("attempts", 1);
-			assertThat(this.server.getRequestCount()).isEqualTo(2);
+			assertThat(server().getRequestCount()).isEqualTo(2);
 		});
 	}
 
 	@Test
 	void retriesAConnectionThatDiesMidRequestAndTheClientDoesNotRetryByItself() {
-		this.server.enqueue(new MockResponse.Builder().onRequestBody(SocketEffect.ShutdownConnection.INSTANCE).build());
+		dispatcher()
+			.enqueue(new MockResponse.Builder().onRequestBody(SocketEffect.ShutdownConnection.INSTANCE).build());
 		runner().withPropertyValues("retry-outbox.retry.delay=1h").run((context) -> {
 			UUID id = sendInTransaction(context, charge("order-4"));
 			await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
@@ -295,15 +267,15 @@ class OutboxDeliveryIntegrationTests {
 			});
 			// The server counts a request after reading it, and the shutdown happens
 			// while it reads.
-			await().atMost(Duration.ofSeconds(10)).until(() -> this.server.getRequestCount() >= 1);
-			assertThat(this.server.getRequestCount()).isEqualTo(1);
+			await().atMost(Duration.ofSeconds(10)).until(() -> server().getRequestCount() >= 1);
+			assertThat(server().getRequestCount()).isEqualTo(1);
 		});
 	}
 
 	@Test
 	void retriesAnAttemptThatExceedsTheDestinationTimeout() {
-		this.server.enqueue(new MockResponse.Builder().code(200).headersDelay(5, TimeUnit.SECONDS).build());
-		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(200).headersDelay(5, TimeUnit.SECONDS).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		runner().withPropertyValues("retry-outbox.destinations.payments.timeout=2s").run((context) -> {
 			UUID id = sendInTransaction(context, charge("order-5"));
 			awaitStatus(context, id, "DELIVERED");
@@ -313,11 +285,11 @@ class OutboxDeliveryIntegrationTests {
 
 	@Test
 	void aSlowRequestDoesNotHoldUpTheOtherMessages() {
-		this.server.enqueue(new MockResponse.Builder().code(200).headersDelay(8, TimeUnit.SECONDS).build());
-		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(200).headersDelay(8, TimeUnit.SECONDS).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		runner().withPropertyValues("retry-outbox.destinations.payments.timeout=20s").run((context) -> {
 			UUID slow = sendInTransaction(context, charge("order-slow"));
-			assertThat(this.server.takeRequest(10, TimeUnit.SECONDS)).isNotNull();
+			assertThat(server().takeRequest(10, TimeUnit.SECONDS)).isNotNull();
 			UUID fast = sendInTransaction(context, charge("order-fast"));
 			awaitStatus(context, fast, "DELIVERED");
 			assertThat(OutboxContexts.row(context, slow)).containsEntry("status", "IN_FLIGHT");
@@ -327,7 +299,7 @@ class OutboxDeliveryIntegrationTests {
 
 	@Test
 	void wakesTheRelayRightAfterCommitInsteadOfWaitingForThePoll() {
-		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		runner().withPropertyValues("retry-outbox.relay.poll-interval=1h", "retry-outbox.relay.notify=false")
 			.run((context) -> {
 				// Once the first poll ran, the next is an hour away and no notification
@@ -343,8 +315,8 @@ class OutboxDeliveryIntegrationTests {
 
 	@Test
 	void keepsTheIdempotencyKeyAcrossARestart() throws InterruptedException {
-		this.server.enqueue(new MockResponse.Builder().code(503).build());
-		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(503).build());
+		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		UUID[] id = new UUID[1];
 		runner().withPropertyValues("retry-outbox.retry.delay=1h").run((context) -> {
 			id[0] = sendInTransaction(context, charge("order-7"));
@@ -361,18 +333,12 @@ class OutboxDeliveryIntegrationTests {
 			awaitStatus(context, id[0], "DELIVERED");
 			assertThat(OutboxContexts.row(context, id[0])).containsEntry("attempts", 2);
 		});
-		assertThat(this.server.takeRequest().getHeaders().get("Idempotency-Key")).isEqualTo(id[0].toString());
-		assertThat(this.server.takeRequest().getHeaders().get("Idempotency-Key")).isEqualTo(id[0].toString());
+		assertThat(server().takeRequest().getHeaders().get("Idempotency-Key")).isEqualTo(id[0].toString());
+		assertThat(server().takeRequest().getHeaders().get("Idempotency-Key")).isEqualTo(id[0].toString());
 	}
 
 	record Charge(String orderId, int amount) {
 
-	}
-
-	private static int freePort() throws IOException {
-		try (ServerSocket socket = new ServerSocket(0)) {
-			return socket.getLocalPort();
-		}
 	}
 
 }

@@ -1,26 +1,18 @@
 package io.retryoutbox;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.Queue;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import io.retryoutbox.jdbc.JdbcOutboxAdmin;
 import io.retryoutbox.jdbc.MessageFilter;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.PathDispatcher;
 import io.retryoutbox.testsupport.TestDatabase;
-import mockwebserver3.Dispatcher;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
-import mockwebserver3.RecordedRequest;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -34,41 +26,32 @@ import static org.awaitility.Awaitility.await;
  */
 class PerKeyOrderingIntegrationTests {
 
-	private final Queue<String> received = new ConcurrentLinkedQueue<>();
+	private static final MockResponse OK = new MockResponse.Builder().code(200).build();
 
-	private final Map<String, AtomicInteger> failuresLeft = new ConcurrentHashMap<>();
+	private static final MockResponse UNAVAILABLE = new MockResponse.Builder().code(503).build();
 
-	private final Map<String, Integer> statusByPath = new ConcurrentHashMap<>();
+	private static final MockResponse BAD_REQUEST = new MockResponse.Builder().code(400).build();
 
-	private MockWebServer server;
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private ApplicationContextRunner runner;
+	private final String jdbcUrl = TestDatabase.createDatabase();
 
-	@BeforeEach
-	void start() throws IOException {
-		this.server = new MockWebServer();
-		this.server.setDispatcher(new Dispatcher() {
-			@Override
-			public MockResponse dispatch(RecordedRequest request) {
-				String path = request.getUrl().encodedPath();
-				PerKeyOrderingIntegrationTests.this.received.add(path);
-				AtomicInteger left = PerKeyOrderingIntegrationTests.this.failuresLeft.get(path);
-				if (left != null && left.getAndDecrement() > 0) {
-					return new MockResponse.Builder().code(503).build();
-				}
-				int status = PerKeyOrderingIntegrationTests.this.statusByPath.getOrDefault(path, 200);
-				return new MockResponse.Builder().code(status).build();
-			}
-		});
-		this.server.start();
-		this.runner = OutboxContexts.runner(TestDatabase.createDatabase())
-			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+	private ApplicationContextRunner runner() {
+		return OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.retry.delay=300ms", "retry-outbox.retry.jitter=0");
 	}
 
-	@AfterEach
-	void stop() {
-		this.server.close();
+	private PathDispatcher dispatcher() {
+		return this.destination.dispatcher();
+	}
+
+	/**
+	 * The paths of the requests received so far, in order.
+	 */
+	private List<String> received() {
+		return dispatcher().requests().stream().map((request) -> request.getUrl().encodedPath()).toList();
 	}
 
 	private static UUID send(AssertableApplicationContext context, String path, String key) {
@@ -87,8 +70,8 @@ class PerKeyOrderingIntegrationTests {
 
 	@Test
 	void keepsARetriedHeadAtTheHeadWhileUnkeyedMessagesProceed() {
-		this.failuresLeft.put("/k/1", new AtomicInteger(2));
-		this.runner.run((context) -> {
+		dispatcher().answer("/k/1", UNAVAILABLE, UNAVAILABLE, OK);
+		runner().run((context) -> {
 			UUID first = send(context, "/k/1", "k");
 			UUID second = send(context, "/k/2", "k");
 			UUID third = send(context, "/k/3", "k");
@@ -105,7 +88,7 @@ class PerKeyOrderingIntegrationTests {
 				.single()).isTrue();
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, third)));
 			assertThat(status(context, first)).isEqualTo("DELIVERED");
-			assertThat(this.received.stream().filter((path) -> path.startsWith("/k/"))).containsExactly("/k/1", "/k/1",
+			assertThat(received().stream().filter((path) -> path.startsWith("/k/"))).containsExactly("/k/1", "/k/1",
 					"/k/1", "/k/2", "/k/3");
 			// The key is released by the relay's next pass, after the delivery was
 			// written.
@@ -115,65 +98,65 @@ class PerKeyOrderingIntegrationTests {
 
 	@Test
 	void letsTheNextMessageGoWhenTheHeadIsDeadAndOnDeadIsSkip() {
-		this.statusByPath.put("/k/1", 400);
-		this.runner.run((context) -> {
+		dispatcher().answer("/k/1", BAD_REQUEST);
+		runner().run((context) -> {
 			UUID first = send(context, "/k/1", "k");
 			UUID second = send(context, "/k/2", "k");
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));
 			assertThat(status(context, first)).isEqualTo("DEAD");
-			assertThat(this.received).containsExactly("/k/1", "/k/2");
+			assertThat(received()).containsExactly("/k/1", "/k/2");
 		});
 	}
 
 	@Test
 	void parksTheKeyWhenTheHeadIsDeadAndOnDeadIsBlockUntilTheHeadIsReplayed() {
-		this.statusByPath.put("/k/1", 400);
-		this.runner.withPropertyValues("retry-outbox.destinations.api.ordering.on-dead=block").run((context) -> {
+		dispatcher().answer("/k/1", BAD_REQUEST);
+		runner().withPropertyValues("retry-outbox.destinations.api.ordering.on-dead=block").run((context) -> {
 			UUID first = send(context, "/k/1", "k");
 			UUID second = send(context, "/k/2", "k");
 			UUID other = send(context, "/other/1", "other");
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DEAD".equals(status(context, first)));
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, other)));
 			assertThat(status(context, second)).isEqualTo("PENDING");
-			assertThat(this.received).doesNotContain("/k/2");
-			this.statusByPath.remove("/k/1");
+			assertThat(received()).doesNotContain("/k/2");
+			dispatcher().answer("/k/1", OK);
 			assertThat(context.getBean(JdbcOutboxAdmin.class).replay(first, "test")).isTrue();
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));
 			assertThat(status(context, first)).isEqualTo("DELIVERED");
-			assertThat(this.received.stream().filter((path) -> path.startsWith("/k/"))).containsExactly("/k/1", "/k/1",
+			assertThat(received().stream().filter((path) -> path.startsWith("/k/"))).containsExactly("/k/1", "/k/1",
 					"/k/2");
 		});
 	}
 
 	@Test
 	void releasesAParkedKeyWhenItsDeadHeadIsDiscarded() {
-		this.statusByPath.put("/k/1", 400);
-		this.runner.withPropertyValues("retry-outbox.ordering.on-dead=block").run((context) -> {
+		dispatcher().answer("/k/1", BAD_REQUEST);
+		runner().withPropertyValues("retry-outbox.ordering.on-dead=block").run((context) -> {
 			UUID first = send(context, "/k/1", "k");
 			UUID second = send(context, "/k/2", "k");
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DEAD".equals(status(context, first)));
 			assertThat(status(context, second)).isEqualTo("PENDING");
 			assertThat(context.getBean(JdbcOutboxAdmin.class).discard(first)).isTrue();
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));
-			assertThat(this.received).containsExactly("/k/1", "/k/2");
+			assertThat(received()).containsExactly("/k/1", "/k/2");
 		});
 	}
 
 	@Test
 	void replaysASkippedDeadMessageAsTheNextOfItsKey() {
-		this.statusByPath.put("/k/1", 400);
-		this.failuresLeft.put("/k/2", new AtomicInteger(1000));
-		this.runner.withPropertyValues("retry-outbox.retry.delay=200ms").run((context) -> {
+		dispatcher().answer("/k/1", BAD_REQUEST);
+		dispatcher().answer("/k/2", UNAVAILABLE);
+		runner().withPropertyValues("retry-outbox.retry.delay=200ms").run((context) -> {
 			UUID first = send(context, "/k/1", "k");
 			UUID second = send(context, "/k/2", "k");
 			UUID third = send(context, "/k/3", "k");
-			await().atMost(Duration.ofSeconds(20)).until(() -> this.received.contains("/k/2"));
+			await().atMost(Duration.ofSeconds(20)).until(() -> received().contains("/k/2"));
 			assertThat(status(context, first)).isEqualTo("DEAD");
-			this.statusByPath.remove("/k/1");
+			dispatcher().answer("/k/1", OK);
 			assertThat(context.getBean(JdbcOutboxAdmin.class).replay(first, "test")).isTrue();
-			this.failuresLeft.get("/k/2").set(0);
+			dispatcher().answer("/k/2", OK);
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, third)));
-			List<String> keyed = this.received.stream().filter((path) -> !path.equals("/k/2")).toList();
+			List<String> keyed = received().stream().filter((path) -> !path.equals("/k/2")).toList();
 			assertThat(keyed).containsExactly("/k/1", "/k/1", "/k/3");
 			assertThat(status(context, first)).isEqualTo("DELIVERED");
 			assertThat(status(context, second)).isEqualTo("DELIVERED");
@@ -182,23 +165,24 @@ class PerKeyOrderingIntegrationTests {
 
 	@Test
 	void bulkReplayPutsSkippedDeadMessagesBackInTheirKeysOrder() {
-		this.statusByPath.put("/k/1", 400);
-		this.statusByPath.put("/k/2", 400);
-		this.runner.run((context) -> {
+		dispatcher().answer("/k/1", BAD_REQUEST);
+		dispatcher().answer("/k/2", BAD_REQUEST);
+		runner().run((context) -> {
 			UUID first = send(context, "/k/1", "k");
 			UUID second = send(context, "/k/2", "k");
 			UUID third = send(context, "/k/3", "k");
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, third)));
 			assertThat(status(context, first)).isEqualTo("DEAD");
 			assertThat(status(context, second)).isEqualTo("DEAD");
-			this.statusByPath.clear();
-			this.received.clear();
+			dispatcher().answer("/k/1", OK);
+			dispatcher().answer("/k/2", OK);
+			long before = received().size();
 			JdbcOutboxAdmin.BulkResult result = context.getBean(JdbcOutboxAdmin.class)
 				.replay(new MessageFilter(null, null, "k", null, null, null), 100, "test");
 			assertThat(result.count()).isEqualTo(2);
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));
 			assertThat(status(context, first)).isEqualTo("DELIVERED");
-			assertThat(this.received).containsExactly("/k/1", "/k/2");
+			assertThat(received().stream().skip(before)).containsExactly("/k/1", "/k/2");
 			// The key is released by the relay's next pass, after the delivery was
 			// written.
 			await().atMost(Duration.ofSeconds(20)).until(() -> heldKeys(context) == 0);

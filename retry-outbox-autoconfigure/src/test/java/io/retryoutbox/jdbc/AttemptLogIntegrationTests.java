@@ -1,6 +1,5 @@
 package io.retryoutbox.jdbc;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -8,13 +7,12 @@ import java.util.UUID;
 
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -28,26 +26,16 @@ import static org.awaitility.Awaitility.await;
  */
 class AttemptLogIntegrationTests {
 
-	private String jdbcUrl;
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private MockWebServer server;
-
-	@BeforeEach
-	void startServerOnAFreshDatabase() throws IOException {
-		this.jdbcUrl = TestDatabase.createDatabase();
-		this.server = new MockWebServer();
-		this.server.start();
-	}
-
-	@AfterEach
-	void stopServer() {
-		this.server.close();
-	}
+	private final String jdbcUrl = TestDatabase.createDatabase();
 
 	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
 			.withPropertyValues(
-					"retry-outbox.destinations.payments.base-url=http://localhost:" + this.server.getPort() + "/api",
+					"retry-outbox.destinations.payments.base-url=http://localhost:"
+							+ this.destination.server().getPort() + "/api",
 					"retry-outbox.destinations.payments.timeout=10s", "retry-outbox.retry.delay=50ms",
 					"retry-outbox.retry.jitter=0");
 	}
@@ -73,12 +61,14 @@ class AttemptLogIntegrationTests {
 
 	@Test
 	void logsEveryAttemptWithItsOutcomeStatusDelayAndErrorCode() {
-		this.server.enqueue(new MockResponse.Builder().code(503).addHeader("Retry-After", "1").build());
-		this.server.enqueue(new MockResponse.Builder().code(500).body("oops").build());
-		this.server.enqueue(new MockResponse.Builder().code(409)
-			.addHeader("Content-Type", "application/json")
-			.body("{\"error\":{\"code\":\"CONFLICT\"}}")
-			.build());
+		this.destination.dispatcher()
+			.enqueue(new MockResponse.Builder().code(503).addHeader("Retry-After", "1").build());
+		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(500).body("oops").build());
+		this.destination.dispatcher()
+			.enqueue(new MockResponse.Builder().code(409)
+				.addHeader("Content-Type", "application/json")
+				.body("{\"error\":{\"code\":\"CONFLICT\"}}")
+				.build());
 		runner().run((context) -> {
 			UUID id = send(context, "/charges");
 			awaitStatus(context, id, "DEAD");
@@ -102,7 +92,8 @@ class AttemptLogIntegrationTests {
 
 	@Test
 	void neverKeepsTheBodyOfASuccessfulResponse() {
-		this.server.enqueue(new MockResponse.Builder().code(200).body("{\"token\":\"t0ps3cret\"}").build());
+		this.destination.dispatcher()
+			.enqueue(new MockResponse.Builder().code(200).body("{\"token\":\"t0ps3cret\"}").build());
 		runner().run((context) -> {
 			UUID id = send(context, "/charges");
 			awaitStatus(context, id, "DELIVERED");
@@ -118,7 +109,7 @@ class AttemptLogIntegrationTests {
 	void masksSecretsInTheErrorBodyAndCutsItToTheConfiguredSize() {
 		String body = "{\"message\":\"denied\",\"access_token\":\"t0ps3cret\",\"hint\":\"Bearer abc.def\","
 				+ "\"padding\":\"" + "x".repeat(200) + "\"}";
-		this.server.enqueue(new MockResponse.Builder().code(400).body(body).build());
+		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(400).body(body).build());
 		runner().withPropertyValues("retry-outbox.attempt-log.response-snippet-size=100B").run((context) -> {
 			UUID id = send(context, "/charges");
 			awaitStatus(context, id, "DEAD");
@@ -133,8 +124,8 @@ class AttemptLogIntegrationTests {
 
 	@Test
 	void writesNoAttemptLogWhenItIsOff() {
-		this.server.enqueue(new MockResponse.Builder().code(500).build());
-		this.server.enqueue(new MockResponse.Builder().code(200).build());
+		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(500).build());
+		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		runner().withPropertyValues("retry-outbox.attempt-log.enabled=false").run((context) -> {
 			UUID id = send(context, "/charges");
 			awaitStatus(context, id, "DELIVERED");

@@ -12,7 +12,9 @@ import org.springframework.util.Assert;
 /**
  * A real HTTP server standing in for a destination, answering by path through a
  * {@link PathDispatcher}; registered with {@code @RegisterExtension}, it starts before
- * each test and stops after it.
+ * each test and stops after it, sending any answers still held back first. A test can
+ * stop it and start it again on the same port, as a destination that goes down and comes
+ * back.
  */
 public final class DestinationServer implements BeforeEachCallback, AfterEachCallback {
 
@@ -22,17 +24,37 @@ public final class DestinationServer implements BeforeEachCallback, AfterEachCal
 
 	@Override
 	public void beforeEach(ExtensionContext context) throws IOException {
-		MockWebServer server = new MockWebServer();
-		server.setDispatcher(this.dispatcher);
-		server.start();
-		this.server = server;
+		start(0);
 	}
 
 	@Override
 	public void afterEach(ExtensionContext context) {
+		this.dispatcher.release();
 		if (this.server != null) {
 			this.server.close();
 		}
+	}
+
+	/**
+	 * Stops the server, closing its port, until {@link #start()}.
+	 */
+	public void stop() {
+		server().close();
+	}
+
+	/**
+	 * Starts the server again, on the port it had and with the same dispatcher.
+	 * @throws IOException if the port cannot be opened
+	 */
+	public void start() throws IOException {
+		start(server().getPort());
+	}
+
+	private void start(int port) throws IOException {
+		MockWebServer server = new MockWebServer();
+		server.setDispatcher(this.dispatcher);
+		server.start(port);
+		this.server = server;
 	}
 
 	/**

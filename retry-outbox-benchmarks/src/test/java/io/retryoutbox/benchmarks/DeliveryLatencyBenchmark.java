@@ -1,6 +1,5 @@
 package io.retryoutbox.benchmarks;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,15 +10,13 @@ import java.util.concurrent.TimeUnit;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.jdbc.PostgresWakeupListener;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
-import mockwebserver3.Dispatcher;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
-import mockwebserver3.RecordedRequest;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -48,34 +45,24 @@ class DeliveryLatencyBenchmark {
 
 	private volatile long responseDelayMillis;
 
-	private MockWebServer server;
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
-	private String jdbcUrl;
+	private final String jdbcUrl = TestDatabase.createDatabase();
 
 	@BeforeEach
-	void start() throws IOException {
-		this.jdbcUrl = TestDatabase.createDatabase();
-		this.server = new MockWebServer();
-		this.server.setDispatcher(new Dispatcher() {
-			@Override
-			public MockResponse dispatch(RecordedRequest request) {
-				DeliveryLatencyBenchmark.this.arrivals.putIfAbsent(request.getUrl().encodedPath(), System.nanoTime());
-				return new MockResponse.Builder().code(200)
-					.headersDelay(DeliveryLatencyBenchmark.this.responseDelayMillis, TimeUnit.MILLISECONDS)
-					.build();
-			}
+	void recordFirstArrivals() {
+		this.destination.dispatcher().otherwise((request) -> {
+			this.arrivals.putIfAbsent(request.getUrl().encodedPath(), System.nanoTime());
+			return new MockResponse.Builder().code(200)
+				.headersDelay(this.responseDelayMillis, TimeUnit.MILLISECONDS)
+				.build();
 		});
-		this.server.start();
-	}
-
-	@AfterEach
-	void stop() {
-		this.server.close();
 	}
 
 	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
-			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.server.url("/"),
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"spring.datasource.hikari.maximum-pool-size=8");
 	}
 
