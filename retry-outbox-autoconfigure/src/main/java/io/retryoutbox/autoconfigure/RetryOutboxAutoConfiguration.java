@@ -101,10 +101,10 @@ public final class RetryOutboxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RetryPolicy retryOutboxRetryPolicy(RetryOutboxProperties properties, ObjectProvider<JsonMapper> jsonMapper) {
-		RetrySettings defaults = properties.getRetry().toSettings();
+		RetrySettings defaults = properties.getRetry().over(RetrySettings.DEFAULTS);
 		Map<String, RetrySettings> perDestination = new LinkedHashMap<>();
 		properties.getDestinations()
-			.forEach((name, destination) -> perDestination.put(name, destination.getRetry().applyTo(defaults)));
+			.forEach((name, destination) -> perDestination.put(name, destination.getRetry().over(defaults)));
 		return new DefaultRetryPolicy(defaults, perDestination,
 				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), Clock.systemUTC(),
 				() -> ThreadLocalRandom.current().nextLong());

@@ -12,6 +12,7 @@ import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.jdbc.JdbcOutboxStore;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.retry.DefaultRetryPolicy;
+import io.retryoutbox.retry.RetrySettings;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import org.flywaydb.core.Flyway;
@@ -111,7 +112,7 @@ class RetryOutboxAutoConfigurationTests {
 				assertThat(payments.getBaseUrl()).isEqualTo(URI.create("http://localhost:9/api"));
 				assertThat(payments.getTimeout()).isEqualTo(Duration.ofSeconds(3));
 				assertThat(payments.getHeaders()).containsEntry("X-Api-Version", "2");
-				var merged = payments.getRetry().applyTo(properties.getRetry().toSettings());
+				var merged = payments.getRetry().over(properties.getRetry().over(RetrySettings.DEFAULTS));
 				assertThat(merged.maxAttempts()).isEqualTo(3);
 				assertThat(merged.delay()).isEqualTo(Duration.ofSeconds(2));
 				assertThat(merged.transientErrorCodes()).containsExactlyInAnyOrder("BUSY", "RESOURCE_LOCKED");
