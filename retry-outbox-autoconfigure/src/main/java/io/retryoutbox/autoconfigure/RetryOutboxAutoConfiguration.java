@@ -24,6 +24,7 @@ import io.retryoutbox.relay.OnDead;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.RelayDestination;
 import io.retryoutbox.retry.DefaultRetryPolicy;
+import io.retryoutbox.retry.InvalidRetrySettingException;
 import io.retryoutbox.retry.RetrySettings;
 import org.flywaydb.core.Flyway;
 import org.postgresql.PGConnection;
@@ -38,6 +39,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.http.client.HttpClientSettings;
 import org.springframework.boot.http.client.HttpRedirects;
 import org.springframework.boot.http.client.reactive.ClientHttpConnectorBuilder;
@@ -106,10 +108,11 @@ public final class RetryOutboxAutoConfiguration {
 
 	static DefaultRetryPolicy defaultRetryPolicy(RetryOutboxProperties properties,
 			ObjectProvider<JsonMapper> jsonMapper) {
-		RetrySettings defaults = properties.getRetry().toSettings();
+		RetrySettings defaults = retrySettings("retry-outbox.retry", properties.getRetry(), RetrySettings.DEFAULTS);
 		Map<String, RetrySettings> perDestination = new LinkedHashMap<>();
 		properties.getDestinations()
-			.forEach((name, destination) -> perDestination.put(name, destination.getRetry().applyTo(defaults)));
+			.forEach((name, destination) -> perDestination.put(name,
+					retrySettings("retry-outbox.destinations." + name + ".retry", destination.getRetry(), defaults)));
 		return new DefaultRetryPolicy(defaults, perDestination,
 				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), Clock.systemUTC(),
 				() -> ThreadLocalRandom.current().nextLong());
@@ -127,6 +130,22 @@ public final class RetryOutboxAutoConfiguration {
 					relay.ifAvailable(OutboxRelay::wakeUp);
 					notifier.ifAvailable(PostgresNotifier::requestNotify);
 				}, EnqueueObserver.of(enqueueObservers.orderedStream().toList()));
+	}
+
+	/**
+	 * Merges the retry settings bound under {@code prefix} over the inherited ones. The
+	 * inherited ones are valid already, so a refused value is one set under
+	 * {@code prefix}, and the failure names its property.
+	 */
+	private static RetrySettings retrySettings(String prefix, RetryOutboxProperties.Retry retry,
+			RetrySettings inherited) {
+		try {
+			return retry.over(inherited);
+		}
+		catch (InvalidRetrySettingException ex) {
+			throw new InvalidConfigurationPropertyValueException(prefix + "." + ex.getSetting(), ex.getValue(),
+					ex.getReason());
+		}
 	}
 
 	static Map<String, RelayDestination> destinations(RetryOutboxProperties properties) {

@@ -3,9 +3,7 @@ package io.retryoutbox.autoconfigure;
 import java.net.URI;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -385,225 +383,12 @@ public class RetryOutboxProperties {
 	}
 
 	/**
-	 * Retry settings of the default retry policy, for all destinations.
+	 * Settings of the default retry policy: under {@code retry-outbox.retry} for every
+	 * destination, and under {@code retry-outbox.destinations.<name>.retry} for one,
+	 * where each setting that is set overrides the global one. A setting set nowhere
+	 * takes its default from {@link RetrySettings#DEFAULTS}.
 	 */
 	public static class Retry {
-
-		/**
-		 * Delay before the second attempt, the start of the backoff ramp.
-		 */
-		private Duration delay = Duration.ofSeconds(1);
-
-		/**
-		 * Factor the backoff ramp grows by per attempt.
-		 */
-		private double multiplier = 2.0;
-
-		/**
-		 * Cap on the backoff ramp; jitter is added above it.
-		 */
-		private Duration maxDelay = Duration.ofMinutes(10);
-
-		/**
-		 * Cap on the delay a Retry-After response header may ask for.
-		 */
-		private Duration retryAfterMax = Duration.ofMinutes(10);
-
-		/**
-		 * Largest share of the wait added on top of it at random, never subtracted.
-		 */
-		private double jitter = 0.5;
-
-		/**
-		 * Number of attempts after which a transient failure makes the message dead.
-		 */
-		private int maxAttempts = 20;
-
-		/**
-		 * Total delivery deadline, counted from enqueue.
-		 */
-		private Duration timeout = Duration.ofHours(24);
-
-		/**
-		 * JSON pointers into an error body where the error code is looked for, in order.
-		 */
-		private List<String> errorCodePointers = new ArrayList<>(List.of("/error/code", "/code"));
-
-		/**
-		 * Error codes of a 409 response that are retried.
-		 */
-		private Set<String> transientErrorCodes = new LinkedHashSet<>(Set.of("RESOURCE_LOCKED"));
-
-		/**
-		 * Error codes of a 409 response that make the message dead.
-		 */
-		private Set<String> terminalErrorCodes = new LinkedHashSet<>(Set.of("CONFLICT"));
-
-		/**
-		 * Whether a 409 response without a known error code is retried.
-		 */
-		private boolean retryConflictWithoutCode = true;
-
-		public Duration getDelay() {
-			return this.delay;
-		}
-
-		public void setDelay(Duration delay) {
-			this.delay = delay;
-		}
-
-		public double getMultiplier() {
-			return this.multiplier;
-		}
-
-		public void setMultiplier(double multiplier) {
-			this.multiplier = multiplier;
-		}
-
-		public Duration getMaxDelay() {
-			return this.maxDelay;
-		}
-
-		public void setMaxDelay(Duration maxDelay) {
-			this.maxDelay = maxDelay;
-		}
-
-		public Duration getRetryAfterMax() {
-			return this.retryAfterMax;
-		}
-
-		public void setRetryAfterMax(Duration retryAfterMax) {
-			this.retryAfterMax = retryAfterMax;
-		}
-
-		public double getJitter() {
-			return this.jitter;
-		}
-
-		public void setJitter(double jitter) {
-			this.jitter = jitter;
-		}
-
-		public int getMaxAttempts() {
-			return this.maxAttempts;
-		}
-
-		public void setMaxAttempts(int maxAttempts) {
-			this.maxAttempts = maxAttempts;
-		}
-
-		public Duration getTimeout() {
-			return this.timeout;
-		}
-
-		public void setTimeout(Duration timeout) {
-			this.timeout = timeout;
-		}
-
-		public List<String> getErrorCodePointers() {
-			return this.errorCodePointers;
-		}
-
-		public void setErrorCodePointers(List<String> errorCodePointers) {
-			this.errorCodePointers = errorCodePointers;
-		}
-
-		public Set<String> getTransientErrorCodes() {
-			return this.transientErrorCodes;
-		}
-
-		public void setTransientErrorCodes(Set<String> transientErrorCodes) {
-			this.transientErrorCodes = transientErrorCodes;
-		}
-
-		public Set<String> getTerminalErrorCodes() {
-			return this.terminalErrorCodes;
-		}
-
-		public void setTerminalErrorCodes(Set<String> terminalErrorCodes) {
-			this.terminalErrorCodes = terminalErrorCodes;
-		}
-
-		public boolean isRetryConflictWithoutCode() {
-			return this.retryConflictWithoutCode;
-		}
-
-		public void setRetryConflictWithoutCode(boolean retryConflictWithoutCode) {
-			this.retryConflictWithoutCode = retryConflictWithoutCode;
-		}
-
-		RetrySettings toSettings() {
-			return new RetrySettings(this.delay, this.multiplier, this.maxDelay, this.retryAfterMax, this.jitter,
-					this.maxAttempts, this.timeout, this.errorCodePointers, this.transientErrorCodes,
-					this.terminalErrorCodes, this.retryConflictWithoutCode);
-		}
-
-	}
-
-	/**
-	 * A downstream HTTP API.
-	 */
-	public static class Destination {
-
-		/**
-		 * Base URL that request paths are resolved against, e.g.
-		 * https://payments.internal/api.
-		 */
-		private @Nullable URI baseUrl;
-
-		/**
-		 * Deadline of one attempt, from connecting to reading the whole response.
-		 */
-		private Duration timeout = Duration.ofSeconds(10);
-
-		/**
-		 * Headers added to every request to this destination.
-		 */
-		private Map<String, String> headers = new LinkedHashMap<>();
-
-		private final RetryOverrides retry = new RetryOverrides();
-
-		private final OrderingOverrides ordering = new OrderingOverrides();
-
-		public OrderingOverrides getOrdering() {
-			return this.ordering;
-		}
-
-		public @Nullable URI getBaseUrl() {
-			return this.baseUrl;
-		}
-
-		public void setBaseUrl(@Nullable URI baseUrl) {
-			this.baseUrl = baseUrl;
-		}
-
-		public Duration getTimeout() {
-			return this.timeout;
-		}
-
-		public void setTimeout(Duration timeout) {
-			this.timeout = timeout;
-		}
-
-		public Map<String, String> getHeaders() {
-			return this.headers;
-		}
-
-		public void setHeaders(Map<String, String> headers) {
-			this.headers = headers;
-		}
-
-		public RetryOverrides getRetry() {
-			return this.retry;
-		}
-
-	}
-
-	/**
-	 * Retry settings of one destination; each one that is set overrides the global
-	 * {@code retry-outbox.retry} value.
-	 */
-	public static class RetryOverrides {
 
 		/**
 		 * Delay before the second attempt, the start of the backoff ramp.
@@ -748,18 +533,84 @@ public class RetryOutboxProperties {
 			this.retryConflictWithoutCode = retryConflictWithoutCode;
 		}
 
-		RetrySettings applyTo(RetrySettings global) {
-			return new RetrySettings(or(this.delay, global.delay()), or(this.multiplier, global.multiplier()),
-					or(this.maxDelay, global.maxDelay()), or(this.retryAfterMax, global.retryAfterMax()),
-					or(this.jitter, global.jitter()), or(this.maxAttempts, global.maxAttempts()),
-					or(this.timeout, global.timeout()), or(this.errorCodePointers, global.errorCodePointers()),
-					or(this.transientErrorCodes, global.transientErrorCodes()),
-					or(this.terminalErrorCodes, global.terminalErrorCodes()),
-					or(this.retryConflictWithoutCode, global.retryConflictWithoutCode()));
+		/**
+		 * Returns the settings that result from these over the inherited ones: each
+		 * setting that is set here wins, each one that is not is inherited.
+		 * @param inherited the settings of the level above,
+		 * {@link RetrySettings#DEFAULTS} for the global ones
+		 * @return the merged settings
+		 */
+		RetrySettings over(RetrySettings inherited) {
+			return new RetrySettings(or(this.delay, inherited.delay()), or(this.multiplier, inherited.multiplier()),
+					or(this.maxDelay, inherited.maxDelay()), or(this.retryAfterMax, inherited.retryAfterMax()),
+					or(this.jitter, inherited.jitter()), or(this.maxAttempts, inherited.maxAttempts()),
+					or(this.timeout, inherited.timeout()), or(this.errorCodePointers, inherited.errorCodePointers()),
+					or(this.transientErrorCodes, inherited.transientErrorCodes()),
+					or(this.terminalErrorCodes, inherited.terminalErrorCodes()),
+					or(this.retryConflictWithoutCode, inherited.retryConflictWithoutCode()));
 		}
 
-		private static <T> T or(@Nullable T value, T fallback) {
-			return (value != null) ? value : fallback;
+		private static <T> T or(@Nullable T value, T inherited) {
+			return (value != null) ? value : inherited;
+		}
+
+	}
+
+	/**
+	 * A downstream HTTP API.
+	 */
+	public static class Destination {
+
+		/**
+		 * Base URL that request paths are resolved against, e.g.
+		 * https://payments.internal/api.
+		 */
+		private @Nullable URI baseUrl;
+
+		/**
+		 * Deadline of one attempt, from connecting to reading the whole response.
+		 */
+		private Duration timeout = Duration.ofSeconds(10);
+
+		/**
+		 * Headers added to every request to this destination.
+		 */
+		private Map<String, String> headers = new LinkedHashMap<>();
+
+		private final Retry retry = new Retry();
+
+		private final OrderingOverrides ordering = new OrderingOverrides();
+
+		public OrderingOverrides getOrdering() {
+			return this.ordering;
+		}
+
+		public @Nullable URI getBaseUrl() {
+			return this.baseUrl;
+		}
+
+		public void setBaseUrl(@Nullable URI baseUrl) {
+			this.baseUrl = baseUrl;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public Map<String, String> getHeaders() {
+			return this.headers;
+		}
+
+		public void setHeaders(Map<String, String> headers) {
+			this.headers = headers;
+		}
+
+		public Retry getRetry() {
+			return this.retry;
 		}
 
 	}

@@ -14,7 +14,6 @@ import io.retryoutbox.RetryDecision;
 import io.retryoutbox.RetryDecision.DeadReason;
 import io.retryoutbox.RetryPolicy;
 import org.jspecify.annotations.Nullable;
-import tools.jackson.core.JsonPointer;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.NestedExceptionUtils;
@@ -75,8 +74,6 @@ public final class DefaultRetryPolicy implements RetryPolicy {
 		this.errorCodes = new ErrorCodeReader(jsonMapper);
 		this.clock = clock;
 		this.random = random;
-		assertValidPointers("the defaults", defaults);
-		this.perDestination.forEach((name, settings) -> assertValidPointers("destination '" + name + "'", settings));
 	}
 
 	@Override
@@ -156,18 +153,6 @@ public final class DefaultRetryPolicy implements RetryPolicy {
 	private static String shorten(String detail) {
 		String line = detail.replaceAll("\\p{Cntrl}", " ");
 		return (line.length() <= MAX_DETAIL_LENGTH) ? line : line.substring(0, MAX_DETAIL_LENGTH - 3) + "...";
-	}
-
-	private static void assertValidPointers(String destination, RetrySettings settings) {
-		for (String pointer : settings.errorCodePointers()) {
-			try {
-				JsonPointer.compile(pointer);
-			}
-			catch (IllegalArgumentException ex) {
-				throw new IllegalArgumentException("error-code pointer '" + pointer + "' of " + destination
-						+ " is not a valid JSON pointer: " + ex.getMessage(), ex);
-			}
-		}
 	}
 
 }

@@ -3,11 +3,13 @@ package io.retryoutbox.autoconfigure;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.lang.reflect.RecordComponent;
 import java.math.BigDecimal;
 import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import io.retryoutbox.retry.RetrySettings;
 import org.assertj.core.api.SoftAssertions;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
@@ -77,15 +80,57 @@ class ConfigurationPropertiesDocumentationTests {
 			.allSatisfy((name) -> assertThat(this.metadata).containsKey(name));
 	}
 
+	/**
+	 * The retry settings have no field initializers, because a destination's must stay
+	 * unset to inherit the global ones, so their defaults in the metadata are
+	 * hand-written and must be those of {@link RetrySettings#DEFAULTS}, one property per
+	 * component.
+	 */
 	@Test
-	void handWrittenDefaultsInTheMetadataMatchTheProperties() {
-		RetryOutboxProperties.Retry retry = new RetryOutboxProperties().getRetry();
-		assertThat(this.metadata.get("retry-outbox.retry.error-code-pointers").defaultValue())
-			.isEqualTo(String.join(",", retry.getErrorCodePointers()));
-		assertThat(this.metadata.get("retry-outbox.retry.transient-error-codes").defaultValue())
-			.isEqualTo(String.join(",", retry.getTransientErrorCodes()));
-		assertThat(this.metadata.get("retry-outbox.retry.terminal-error-codes").defaultValue())
-			.isEqualTo(String.join(",", retry.getTerminalErrorCodes()));
+	void handWrittenRetryDefaultsInTheMetadataAreThePolicyDefaults() {
+		SoftAssertions softly = new SoftAssertions();
+		for (RecordComponent component : RetrySettings.class.getRecordComponents()) {
+			String name = "retry-outbox.retry." + kebabCase(component.getName());
+			Property property = this.metadata.get(name);
+			softly.assertThat(property).as("metadata of %s", name).isNotNull();
+			if (property != null) {
+				softly.assertThat(sortedIfSet(property.type(), normalized(property.type(), property.defaultValue())))
+					.as("metadata default of %s", name)
+					.isEqualTo(sortedIfSet(property.type(),
+							normalized(property.type(), text(value(component, RetrySettings.DEFAULTS)))));
+			}
+		}
+		softly.assertAll();
+	}
+
+	private static String kebabCase(String camelCase) {
+		return camelCase.replaceAll("([A-Z])", "-$1").toLowerCase(Locale.ROOT);
+	}
+
+	private static Object value(RecordComponent component, Object record) {
+		try {
+			return component.getAccessor().invoke(record);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private static String text(Object value) {
+		if (value instanceof Collection<?> collection) {
+			return String.join(",", collection.stream().map(String::valueOf).toList());
+		}
+		return String.valueOf(value);
+	}
+
+	/**
+	 * A set's default in the record has no order, so sets compare sorted.
+	 */
+	private static @Nullable Object sortedIfSet(String type, @Nullable Object value) {
+		if (type.startsWith("java.util.Set<") && value instanceof List<?> list) {
+			return list.stream().map(String::valueOf).sorted().toList();
+		}
+		return value;
 	}
 
 	/**

@@ -12,6 +12,7 @@ import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.jdbc.JdbcOutboxStore;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.retry.DefaultRetryPolicy;
+import io.retryoutbox.retry.RetrySettings;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import org.flywaydb.core.Flyway;
@@ -22,6 +23,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
@@ -111,7 +113,7 @@ class RetryOutboxAutoConfigurationTests {
 				assertThat(payments.getBaseUrl()).isEqualTo(URI.create("http://localhost:9/api"));
 				assertThat(payments.getTimeout()).isEqualTo(Duration.ofSeconds(3));
 				assertThat(payments.getHeaders()).containsEntry("X-Api-Version", "2");
-				var merged = payments.getRetry().applyTo(properties.getRetry().toSettings());
+				var merged = payments.getRetry().over(properties.getRetry().over(RetrySettings.DEFAULTS));
 				assertThat(merged.maxAttempts()).isEqualTo(3);
 				assertThat(merged.delay()).isEqualTo(Duration.ofSeconds(2));
 				assertThat(merged.transientErrorCodes()).containsExactlyInAnyOrder("BUSY", "RESOURCE_LOCKED");
@@ -135,6 +137,41 @@ class RetryOutboxAutoConfigurationTests {
 				.getFailure()
 				.rootCause()
 				.hasMessageContaining("multiplier"));
+	}
+
+	@Test
+	void refusesAGlobalRetrySettingThatWouldOverflowNamingItsProperty() {
+		this.runner.withPropertyValues("retry-outbox.retry.jitter=1e300")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidConfigurationPropertyValueException.class)
+				.hasMessage("Property retry-outbox.retry.jitter with value '1.0E300' is invalid: "
+						+ "must be between 0.0 and 10.0"));
+	}
+
+	@Test
+	void refusesADestinationRetrySettingThatWouldOverflowNamingItsProperty() {
+		this.runner
+			.withPropertyValues("retry-outbox.destinations.payments.retry.max-delay=9223372036854775807s",
+					"retry-outbox.destinations.orders.base-url=http://localhost:9/orders")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidConfigurationPropertyValueException.class)
+				.hasMessageStartingWith("Property retry-outbox.destinations.payments.retry.max-delay with value ")
+				.hasMessageEndingWith(" is invalid: must be between 0s and 36500d"));
+	}
+
+	@Test
+	void refusesADestinationErrorCodePointerThatIsNotAJsonPointerNamingItsProperty() {
+		this.runner.withPropertyValues("retry-outbox.destinations.payments.retry.error-code-pointers=/code,error.code")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidConfigurationPropertyValueException.class)
+				.hasMessageContaining("retry-outbox.destinations.payments.retry.error-code-pointers")
+				.hasMessageContaining("error.code"));
 	}
 
 	@Test

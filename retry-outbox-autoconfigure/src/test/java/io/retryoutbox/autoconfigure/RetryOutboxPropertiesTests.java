@@ -12,8 +12,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RetryOutboxPropertiesTests {
 
 	@Test
-	void retryDefaultsAreConsistentWithThePolicyDefaults() {
-		assertThat(new RetryOutboxProperties().getRetry().toSettings()).isEqualTo(RetrySettings.DEFAULTS);
+	void retrySettingsSetNowhereAreThePolicyDefaults() {
+		assertThat(new RetryOutboxProperties().getRetry().over(RetrySettings.DEFAULTS))
+			.isEqualTo(RetrySettings.DEFAULTS);
 	}
 
 	@Test
@@ -26,8 +27,25 @@ class RetryOutboxPropertiesTests {
 
 	@Test
 	void aDestinationWithoutOverridesUsesTheGlobalSettings() {
-		RetrySettings global = new RetryOutboxProperties().getRetry().toSettings();
-		assertThat(new RetryOutboxProperties.Destination().getRetry().applyTo(global)).isEqualTo(global);
+		RetryOutboxProperties properties = new RetryOutboxProperties();
+		properties.getRetry().setMaxAttempts(7);
+		RetrySettings global = properties.getRetry().over(RetrySettings.DEFAULTS);
+		assertThat(new RetryOutboxProperties.Destination().getRetry().over(global)).isEqualTo(global);
+	}
+
+	@Test
+	void aDestinationSettingThatIsSetOverridesTheGlobalOneAndOneThatIsNotInheritsIt() {
+		RetryOutboxProperties properties = new RetryOutboxProperties();
+		properties.getRetry().setMaxAttempts(7);
+		properties.getRetry().setJitter(0.0);
+		RetryOutboxProperties.Destination destination = new RetryOutboxProperties.Destination();
+		destination.getRetry().setMaxAttempts(3);
+		destination.getRetry().setRetryConflictWithoutCode(false);
+		RetrySettings settings = destination.getRetry().over(properties.getRetry().over(RetrySettings.DEFAULTS));
+		assertThat(settings.maxAttempts()).isEqualTo(3);
+		assertThat(settings.retryConflictWithoutCode()).isFalse();
+		assertThat(settings.jitter()).isZero();
+		assertThat(settings.delay()).isEqualTo(RetrySettings.DEFAULTS.delay());
 	}
 
 }

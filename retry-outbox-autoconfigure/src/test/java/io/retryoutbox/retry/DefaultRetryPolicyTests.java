@@ -36,7 +36,6 @@ import org.springframework.http.HttpMethod;
 import org.springframework.web.reactive.function.client.WebClientRequestException;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * Tests for {@link DefaultRetryPolicy}.
@@ -163,16 +162,6 @@ class DefaultRetryPolicyTests {
 	}
 
 	@Test
-	void rejectsAnErrorCodePointerThatIsNotAJsonPointer() {
-		RetrySettings settings = withConflictCodes(List.of("error.code"), Set.of(), Set.of(), true);
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new DefaultRetryPolicy(RetrySettings.DEFAULTS, Map.of("orders", settings),
-					JsonMapper.shared(), Clock.systemUTC(), fixedRandom(0.0)))
-			.withMessageContaining("'error.code'")
-			.withMessageContaining("destination 'orders'");
-	}
-
-	@Test
 	void classifiesOtherStatusesByStatusAloneButRecordsTheirErrorCode() {
 		assertThat(decide(NO_JITTER, 1, response(503, "{\"error\":{\"code\":\"CONFLICT\"}}")))
 			.isEqualTo(new RetryDecision.Retry(NOW.plusSeconds(1), DelayReason.BACKOFF, "CONFLICT"));
@@ -204,6 +193,29 @@ class DefaultRetryPolicyTests {
 	@ValueSource(ints = { 11, 15, 19 })
 	void capsTheRampAtMaxDelay(int attempt) {
 		assertThat(waitOf(decide(NO_JITTER, attempt, response(503)))).isEqualTo(Duration.ofMinutes(10));
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 1, 2, 30, Integer.MAX_VALUE - 1 })
+	void neverOverflowsTheNextAttemptTimeWithTheLargestSettingsItAccepts(int attempt) {
+		Duration longest = Duration.ofDays(36500);
+		RetrySettings d = RetrySettings.DEFAULTS;
+		RetrySettings largest = new RetrySettings(Duration.ofSeconds(1), 100.0, longest, longest, 10.0,
+				Integer.MAX_VALUE, longest, d.errorCodePointers(), d.transientErrorCodes(), d.terminalErrorCodes(),
+				true);
+		for (double draw : new double[] { 0.0, ALMOST_ONE }) {
+			for (DeliveryOutcome outcome : List.of(response(503),
+					response(503, "Retry-After", "99999999999999999999"))) {
+				RetryDecision decision = decide(largest, draw, attempt, outcome);
+				if (decision instanceof RetryDecision.Retry retry) {
+					assertThat(retry.nextAttemptAt()).isBefore(NOW.plus(longest));
+				}
+				else {
+					assertThat(decision).isInstanceOfSatisfying(RetryDecision.Dead.class,
+							(dead) -> assertThat(dead.reason()).isEqualTo(DeadReason.DEADLINE_EXCEEDED));
+				}
+			}
+		}
 	}
 
 	@Test
