@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
-import io.retryoutbox.jdbc.MessageFilter;
+import io.retryoutbox.message.MessageFilter;
+import io.retryoutbox.message.OutboxRepair;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.PathDispatcher;
@@ -120,7 +120,7 @@ class PerKeyOrderingIntegrationTests {
 			assertThat(status(context, second)).isEqualTo("PENDING");
 			assertThat(received()).doesNotContain("/k/2");
 			dispatcher().answer("/k/1", OK);
-			assertThat(context.getBean(JdbcOutboxAdmin.class).replay(first, "test")).isTrue();
+			assertThat(context.getBean(OutboxRepair.class).replay(first, "test")).isTrue();
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));
 			assertThat(status(context, first)).isEqualTo("DELIVERED");
 			assertThat(received().stream().filter((path) -> path.startsWith("/k/"))).containsExactly("/k/1", "/k/1",
@@ -136,7 +136,7 @@ class PerKeyOrderingIntegrationTests {
 			UUID second = send(context, "/k/2", "k");
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DEAD".equals(status(context, first)));
 			assertThat(status(context, second)).isEqualTo("PENDING");
-			assertThat(context.getBean(JdbcOutboxAdmin.class).discard(first)).isTrue();
+			assertThat(context.getBean(OutboxRepair.class).discard(first)).isTrue();
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));
 			assertThat(received()).containsExactly("/k/1", "/k/2");
 		});
@@ -153,7 +153,7 @@ class PerKeyOrderingIntegrationTests {
 			await().atMost(Duration.ofSeconds(20)).until(() -> received().contains("/k/2"));
 			assertThat(status(context, first)).isEqualTo("DEAD");
 			dispatcher().answer("/k/1", OK);
-			assertThat(context.getBean(JdbcOutboxAdmin.class).replay(first, "test")).isTrue();
+			assertThat(context.getBean(OutboxRepair.class).replay(first, "test")).isTrue();
 			dispatcher().answer("/k/2", OK);
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, third)));
 			List<String> keyed = received().stream().filter((path) -> !path.equals("/k/2")).toList();
@@ -177,7 +177,7 @@ class PerKeyOrderingIntegrationTests {
 			dispatcher().answer("/k/1", OK);
 			dispatcher().answer("/k/2", OK);
 			long before = received().size();
-			JdbcOutboxAdmin.BulkResult result = context.getBean(JdbcOutboxAdmin.class)
+			OutboxRepair.BulkResult result = context.getBean(OutboxRepair.class)
 				.replay(new MessageFilter(null, null, "k", null, null, null), 100, "test");
 			assertThat(result.count()).isEqualTo(2);
 			await().atMost(Duration.ofSeconds(20)).until(() -> "DELIVERED".equals(status(context, second)));

@@ -7,7 +7,7 @@ import io.retryoutbox.actuate.OutboxEndpoint;
 import io.retryoutbox.actuate.OutboxHealthIndicator;
 import io.retryoutbox.actuate.autoconfigure.OutboxEndpointAutoConfiguration;
 import io.retryoutbox.actuate.autoconfigure.OutboxHealthContributorAutoConfiguration;
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
+import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.retry.DefaultRetryPolicy;
 import io.retryoutbox.retry.RetrySettings;
 import io.retryoutbox.testsupport.DestinationServer;
@@ -149,7 +149,7 @@ class RelayFaultIsolationIntegrationTests {
 					assertThat(OutboxContexts.row(context, unknown)).containsEntry("status", "PENDING")
 						.containsEntry("attempts", 0);
 				}
-				assertThat(context.getBean(JdbcOutboxAdmin.class).stats().unknownDestination()).isEqualTo(2);
+				assertThat(context.getBean(OutboxReadModel.class).stats().unknownDestination()).isEqualTo(2);
 				Health health = context.getBean("retryOutboxHealthIndicator", OutboxHealthIndicator.class).health(true);
 				assertThat(health.getStatus()).isEqualTo(Status.UP);
 				assertThat(health.getDetails()).containsEntry("unknownDestination", 2L)

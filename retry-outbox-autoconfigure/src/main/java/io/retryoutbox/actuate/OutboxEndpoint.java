@@ -5,19 +5,22 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.UUID;
 
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
-import io.retryoutbox.jdbc.JdbcOutboxAdmin.BulkResult;
-import io.retryoutbox.jdbc.MessageFilter;
-import io.retryoutbox.jdbc.OutboxStats;
-import io.retryoutbox.jdbc.SecretValues;
-import io.retryoutbox.jdbc.StoredAttempt;
-import io.retryoutbox.jdbc.StoredMessage;
+import io.retryoutbox.message.MessageFilter;
+import io.retryoutbox.message.MessageStatus;
+import io.retryoutbox.message.OutboxReadModel;
+import io.retryoutbox.message.OutboxRepair;
+import io.retryoutbox.message.OutboxRepair.BulkResult;
+import io.retryoutbox.message.OutboxStats;
+import io.retryoutbox.support.SecretValues;
+import io.retryoutbox.message.StoredAttempt;
+import io.retryoutbox.message.StoredMessage;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.Access;
@@ -71,7 +74,9 @@ public class OutboxEndpoint {
 
 	private static final String MESSAGES = "messages";
 
-	private final JdbcOutboxAdmin admin;
+	private final OutboxReadModel readModel;
+
+	private final OutboxRepair repair;
 
 	private final Show showValues;
 
@@ -81,14 +86,17 @@ public class OutboxEndpoint {
 
 	/**
 	 * Creates an endpoint.
-	 * @param admin reads and repairs the outbox
+	 * @param readModel reads the outbox
+	 * @param repair replays and discards dead messages
 	 * @param showValues when secret header values are shown
 	 * @param roles the roles that may see them when {@code showValues} is
 	 * {@link Show#WHEN_AUTHORIZED}; any authenticated user if empty
 	 * @param afterReplay run after messages were replayed, e.g. to wake the relay
 	 */
-	public OutboxEndpoint(JdbcOutboxAdmin admin, Show showValues, Set<String> roles, Runnable afterReplay) {
-		this.admin = admin;
+	public OutboxEndpoint(OutboxReadModel readModel, OutboxRepair repair, Show showValues, Set<String> roles,
+			Runnable afterReplay) {
+		this.readModel = readModel;
+		this.repair = repair;
 		this.showValues = showValues;
 		this.roles = Set.copyOf(roles);
 		this.afterReplay = afterReplay;
@@ -100,14 +108,16 @@ public class OutboxEndpoint {
 	 */
 	@ReadOperation
 	public OutboxSummary summary() {
-		OutboxStats stats = this.admin.stats();
-		Map<String, Map<String, Long>> destinations = this.admin.countsByDestination();
-		Map<String, Long> statuses = new TreeMap<>();
-		JdbcOutboxAdmin.STATUSES.forEach((status) -> statuses.put(status, 0L));
+		OutboxStats stats = this.readModel.stats();
+		Map<String, Map<MessageStatus, Long>> destinations = this.readModel.countsByDestination();
+		Map<MessageStatus, Long> statuses = new EnumMap<>(MessageStatus.class);
+		for (MessageStatus status : MessageStatus.values()) {
+			statuses.put(status, 0L);
+		}
 		destinations.values()
 			.forEach((counts) -> counts.forEach((status, count) -> statuses.merge(status, count, Long::sum)));
 		return new OutboxSummary(statuses, destinations, seconds(stats.oldestPendingAge()), seconds(stats.lag()),
-				stats.parkedKeys(), this.admin.parkedKeys(PARKED_KEYS_SHOWN), stats.unknownDestination());
+				stats.parkedKeys(), this.readModel.parkedKeys(PARKED_KEYS_SHOWN), stats.unknownDestination());
 	}
 
 	/**
@@ -131,15 +141,11 @@ public class OutboxEndpoint {
 		if (!MESSAGES.equals(messages)) {
 			return null;
 		}
-		String wanted = (status != null) ? status.toUpperCase(Locale.ROOT) : "DEAD";
-		if (!JdbcOutboxAdmin.STATUSES.contains(wanted)) {
-			throw new InvalidEndpointRequestException("Unknown status '" + status + "'",
-					"status must be one of " + JdbcOutboxAdmin.STATUSES);
-		}
+		MessageStatus wanted = status(status);
 		int size = limit(limit, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
 		MessageFilter filter = new MessageFilter(wanted, destination, orderingKey, null, instant(from), instant(to));
 		boolean show = isShown(securityContext);
-		List<MessageDescriptor> page = this.admin.messages(filter, before, size)
+		List<MessageDescriptor> page = this.readModel.messages(filter, before, size)
 			.stream()
 			.map((message) -> describe(message, show, null))
 			.toList();
@@ -160,8 +166,8 @@ public class OutboxEndpoint {
 		if (!MESSAGES.equals(messages)) {
 			return null;
 		}
-		return this.admin.message(id)
-			.map((message) -> describe(message, isShown(securityContext), this.admin.attempts(id)))
+		return this.readModel.message(id)
+			.map((message) -> describe(message, isShown(securityContext), this.readModel.attempts(id)))
 			.orElse(null);
 	}
 
@@ -190,14 +196,14 @@ public class OutboxEndpoint {
 		};
 		OperationResult result;
 		if (id != null) {
-			boolean done = replay ? this.admin.replay(id, actor(securityContext)) : this.admin.discard(id);
+			boolean done = replay ? this.repair.replay(id, actor(securityContext)) : this.repair.discard(id);
 			result = new OperationResult(action, done ? 1 : 0, true);
 		}
 		else {
 			MessageFilter filter = new MessageFilter(null, destination, null, deadReason, instant(from), instant(to));
 			int max = limit(limit, DEFAULT_BULK_LIMIT, MAX_BULK_LIMIT);
-			BulkResult bulk = replay ? this.admin.replay(filter, max, actor(securityContext))
-					: this.admin.discard(filter, max);
+			BulkResult bulk = replay ? this.repair.replay(filter, max, actor(securityContext))
+					: this.repair.discard(filter, max);
 			result = new OperationResult(action, bulk.count(), bulk.complete());
 		}
 		if (replay && result.count() > 0) {
@@ -243,6 +249,19 @@ public class OutboxEndpoint {
 		return (time != null) ? time.toInstant() : null;
 	}
 
+	private static MessageStatus status(@Nullable String status) {
+		if (status == null) {
+			return MessageStatus.DEAD;
+		}
+		try {
+			return MessageStatus.valueOf(status.toUpperCase(Locale.ROOT));
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidEndpointRequestException("Unknown status '" + status + "'",
+					"status must be one of " + Arrays.toString(MessageStatus.values()));
+		}
+	}
+
 	private static @Nullable Double seconds(@Nullable Duration duration) {
 		return (duration != null) ? duration.toMillis() / 1000.0 : null;
 	}
@@ -260,7 +279,7 @@ public class OutboxEndpoint {
 	 * @param unknownDestination the number of pending messages for a destination this
 	 * instance does not configure
 	 */
-	public record OutboxSummary(Map<String, Long> statuses, Map<String, Map<String, Long>> destinations,
+	public record OutboxSummary(Map<MessageStatus, Long> statuses, Map<String, Map<MessageStatus, Long>> destinations,
 			@Nullable Double oldestPendingAgeSeconds, @Nullable Double lagSeconds, long parkedKeys,
 			List<String> parkedKeySample, long unknownDestination) {
 
@@ -304,7 +323,7 @@ public class OutboxEndpoint {
 	 */
 	public record MessageDescriptor(UUID id, String destination, String method, String path,
 			Map<String, List<String>> headers, @Nullable String contentType, long bodySize,
-			@Nullable String orderingKey, String idempotencyKey, String status, int attempts, Instant createdAt,
+			@Nullable String orderingKey, String idempotencyKey, MessageStatus status, int attempts, Instant createdAt,
 			Instant nextAttemptAt, @Nullable Instant lastAttemptAt, @Nullable Integer lastStatusCode,
 			@Nullable String lastErrorCode, @Nullable String lastError, @Nullable String deadReason,
 			@Nullable Instant deliveredAt, @Nullable String traceParent, @Nullable List<StoredAttempt> attemptLog) {

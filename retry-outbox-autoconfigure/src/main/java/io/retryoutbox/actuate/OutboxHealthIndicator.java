@@ -2,8 +2,8 @@ package io.retryoutbox.actuate;
 
 import java.time.Duration;
 
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
-import io.retryoutbox.jdbc.OutboxStats;
+import io.retryoutbox.message.OutboxReadModel;
+import io.retryoutbox.message.OutboxStats;
 import io.retryoutbox.relay.OutboxRelay;
 import org.jspecify.annotations.Nullable;
 
@@ -20,7 +20,7 @@ import org.springframework.boot.health.contributor.Status;
  */
 public class OutboxHealthIndicator extends AbstractHealthIndicator {
 
-	private final JdbcOutboxAdmin admin;
+	private final OutboxReadModel readModel;
 
 	private final @Nullable OutboxRelay relay;
 
@@ -28,21 +28,21 @@ public class OutboxHealthIndicator extends AbstractHealthIndicator {
 
 	/**
 	 * Creates an indicator.
-	 * @param admin reads the figures
+	 * @param readModel reads the figures
 	 * @param relay this instance's relay, or {@code null} on an instance that only
 	 * enqueues
 	 * @param thresholds when the outbox is reported unhealthy
 	 */
-	public OutboxHealthIndicator(JdbcOutboxAdmin admin, @Nullable OutboxRelay relay, Thresholds thresholds) {
+	public OutboxHealthIndicator(OutboxReadModel readModel, @Nullable OutboxRelay relay, Thresholds thresholds) {
 		super("Outbox health check failed");
-		this.admin = admin;
+		this.readModel = readModel;
 		this.relay = relay;
 		this.thresholds = thresholds;
 	}
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
-		OutboxStats stats = this.admin.stats();
+		OutboxStats stats = this.readModel.stats();
 		builder.withDetail("pending", stats.pending())
 			.withDetail("inFlight", stats.inFlight())
 			.withDetail("dead", stats.dead())

@@ -1,10 +1,8 @@
 package io.retryoutbox.autoconfigure;
 
-import javax.sql.DataSource;
-
-import io.retryoutbox.jdbc.JdbcOutboxRetention;
-import io.retryoutbox.jdbc.OutboxTables;
+import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.retention.OutboxRetention;
 import io.retryoutbox.retention.OutboxRetentionRunner;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -27,10 +25,13 @@ public final class OutboxRetentionAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	OutboxRetentionRunner retryOutboxRetention(DataSource dataSource, RetryOutboxProperties outbox,
-			OutboxRetentionProperties properties) {
-		JdbcOutboxRetention retention = new JdbcOutboxRetention(dataSource,
-				OutboxTables.in(outbox.getJdbc().getSchema()), properties.getBatchSize());
+	OutboxRetention retryOutboxRetentionStore(JdbcOutboxComponents jdbc, OutboxRetentionProperties properties) {
+		return jdbc.retention(properties.getBatchSize());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	OutboxRetentionRunner retryOutboxRetention(OutboxRetention retention, OutboxRetentionProperties properties) {
 		return new OutboxRetentionRunner(retention, properties.getDelivered(), properties.getDead(),
 				properties.getInterval());
 	}

@@ -12,16 +12,17 @@ import io.retryoutbox.Outbox;
 import io.retryoutbox.RelayWebClientCustomizer;
 import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.jdbc.EnqueueObserver;
-import io.retryoutbox.jdbc.JdbcOutbox;
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
-import io.retryoutbox.jdbc.JdbcOutboxStore;
+import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.jdbc.OutboxSchemaInitializer;
 import io.retryoutbox.jdbc.OutboxTables;
 import io.retryoutbox.jdbc.PostgresNotifier;
 import io.retryoutbox.jdbc.PostgresWakeupListener;
+import io.retryoutbox.message.OutboxReadModel;
+import io.retryoutbox.message.OutboxRepair;
 import io.retryoutbox.relay.AttemptObserver;
 import io.retryoutbox.relay.OnDead;
 import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.relay.RelayDestination;
 import io.retryoutbox.retry.DefaultRetryPolicy;
 import io.retryoutbox.retry.InvalidRetrySettingException;
@@ -80,24 +81,33 @@ public final class RetryOutboxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	JdbcOutboxStore retryOutboxStore(DataSource dataSource, RetryOutboxProperties properties,
+	JdbcOutboxComponents retryOutboxJdbc(DataSource dataSource, RetryOutboxProperties properties,
 			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<OutboxSchemaInitializer> schemaInitializer) {
-		// Created first, so the table exists before anything can use the store.
+		// Created first, so the table exists before anything can use it.
 		schemaInitializer.getIfAvailable();
 		RetryOutboxProperties.AttemptLog attemptLog = properties.getAttemptLog();
-		return new JdbcOutboxStore(dataSource, OutboxTables.in(properties.getJdbc().getSchema()),
+		return new JdbcOutboxComponents(dataSource, OutboxTables.in(properties.getJdbc().getSchema()),
 				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper),
-				new JdbcOutboxStore.AttemptLog(attemptLog.isEnabled(),
+				new JdbcOutboxComponents.AttemptLog(attemptLog.isEnabled(),
 						(int) attemptLog.getResponseSnippetSize().toBytes()));
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	JdbcOutboxAdmin retryOutboxAdmin(DataSource dataSource, RetryOutboxProperties properties,
-			ObjectProvider<JsonMapper> jsonMapper, JdbcOutboxStore store) {
-		return new JdbcOutboxAdmin(dataSource, OutboxTables.in(properties.getJdbc().getSchema()),
-				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), store,
-				properties.getAttemptLog().isEnabled(), properties.getDestinations().keySet());
+	OutboxStore retryOutboxStore(JdbcOutboxComponents jdbc) {
+		return jdbc.store();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	OutboxReadModel retryOutboxReadModel(JdbcOutboxComponents jdbc, RetryOutboxProperties properties) {
+		return jdbc.readModel(properties.getDestinations().keySet());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	OutboxRepair retryOutboxRepair(JdbcOutboxComponents jdbc) {
+		return jdbc.repair(Duration.ofSeconds(20));
 	}
 
 	@Bean
@@ -120,16 +130,15 @@ public final class RetryOutboxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	Outbox outbox(JdbcOutboxStore store, RetryOutboxProperties properties, ObjectProvider<JsonMapper> jsonMapper,
-			ObjectProvider<OutboxRelay> relay, ObjectProvider<PostgresNotifier> notifier,
-			ObjectProvider<EnqueueObserver> enqueueObservers) {
-		JdbcOutbox.Settings settings = new JdbcOutbox.Settings(destinations(properties).keySet(),
-				properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(), properties.isRequireTransaction());
-		return new JdbcOutbox(store, settings,
-				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), () -> {
-					relay.ifAvailable(OutboxRelay::wakeUp);
-					notifier.ifAvailable(PostgresNotifier::requestNotify);
-				}, EnqueueObserver.of(enqueueObservers.orderedStream().toList()));
+	Outbox outbox(JdbcOutboxComponents jdbc, RetryOutboxProperties properties, ObjectProvider<OutboxRelay> relay,
+			ObjectProvider<PostgresNotifier> notifier, ObjectProvider<EnqueueObserver> enqueueObservers) {
+		JdbcOutboxComponents.EnqueueSettings settings = new JdbcOutboxComponents.EnqueueSettings(
+				destinations(properties).keySet(), properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(),
+				properties.isRequireTransaction());
+		return jdbc.outbox(settings, () -> {
+			relay.ifAvailable(OutboxRelay::wakeUp);
+			notifier.ifAvailable(PostgresNotifier::requestNotify);
+		}, EnqueueObserver.of(enqueueObservers.orderedStream().toList()));
 	}
 
 	/**
@@ -201,7 +210,7 @@ public final class RetryOutboxAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		OutboxRelay retryOutboxRelay(JdbcOutboxStore store, RetryPolicy retryPolicy, RetryOutboxProperties properties,
+		OutboxRelay retryOutboxRelay(OutboxStore store, RetryPolicy retryPolicy, RetryOutboxProperties properties,
 				ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<WebClient.Builder> webClientBuilder,
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
 				ObjectProvider<HttpClientSettings> httpClientSettings,

@@ -16,15 +16,14 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.http.MediaType;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
-import org.springframework.util.unit.DataSize;
 
 /**
  * The {@link Outbox} that inserts requests into the outbox table and wakes the relay once
  * the enqueuing transaction has committed.
  */
-public final class JdbcOutbox implements Outbox {
+final class JdbcOutbox implements Outbox {
 
-	private final JdbcOutboxStore store;
+	private final OrderingKeys keys;
 
 	private final RequestValidator validator;
 
@@ -38,32 +37,10 @@ public final class JdbcOutbox implements Outbox {
 
 	private final EnqueueObserver observer;
 
-	/**
-	 * Creates an outbox.
-	 * @param store where messages are written
-	 * @param settings what requests are accepted and how they are keyed
-	 * @param jsonMapper serializes JSON bodies and headers
-	 * @param afterCommit run after a transaction that enqueued commits, e.g. to wake the
-	 * relay
-	 */
-	public JdbcOutbox(JdbcOutboxStore store, Settings settings, JsonMapper jsonMapper, Runnable afterCommit) {
-		this(store, settings, jsonMapper, afterCommit, EnqueueObserver.NONE);
-	}
-
-	/**
-	 * Creates an outbox whose enqueues are watched.
-	 * @param store where messages are written
-	 * @param settings what requests are accepted and how they are keyed
-	 * @param jsonMapper serializes JSON bodies and headers
-	 * @param afterCommit run after a transaction that enqueued commits, e.g. to wake the
-	 * relay
-	 * @param observer watches each enqueue, e.g. for metrics and to capture the trace
-	 * context
-	 */
-	public JdbcOutbox(JdbcOutboxStore store, Settings settings, JsonMapper jsonMapper, Runnable afterCommit,
-			EnqueueObserver observer) {
-		this.store = store;
-		this.validator = new RequestValidator(settings.destinations(), settings.maxBodySize());
+	JdbcOutbox(OrderingKeys keys, JdbcOutboxComponents.EnqueueSettings settings, JsonMapper jsonMapper,
+			Runnable afterCommit, EnqueueObserver observer) {
+		this.keys = keys;
+		this.validator = new RequestValidator(Set.copyOf(settings.destinations()), settings.maxBodySize());
 		this.jsonMapper = jsonMapper;
 		this.idempotencyKeyHeader = settings.idempotencyKeyHeader();
 		this.requireTransaction = settings.requireTransaction();
@@ -89,7 +66,7 @@ public final class JdbcOutbox implements Outbox {
 		String idempotencyKey = idempotencyKey(headers, id);
 		String headersJson = this.jsonMapper.writeValueAsString(headers);
 		this.observer.observe(id, request,
-				(trace) -> this.store.insert(new NewMessage(id, request.destination(), request.method().name(),
+				(trace) -> this.keys.insert(new NewMessage(id, request.destination(), request.method().name(),
 						HttpRequestRules.normalizePath(request.path()), headersJson, body, contentType(request.body()),
 						request.orderingKey(), idempotencyKey, trace.get(EnqueueObserver.TRACEPARENT),
 						trace.get(EnqueueObserver.TRACESTATE))));
@@ -148,19 +125,6 @@ public final class JdbcOutbox implements Outbox {
 		public void afterCommit() {
 			this.action.run();
 		}
-
-	}
-
-	/**
-	 * What requests the outbox accepts.
-	 *
-	 * @param destinations the configured destination names
-	 * @param maxBodySize the largest body accepted
-	 * @param idempotencyKeyHeader the name of the idempotency key header
-	 * @param requireTransaction whether an active transaction is required
-	 */
-	public record Settings(Set<String> destinations, DataSize maxBodySize, String idempotencyKeyHeader,
-			boolean requireTransaction) {
 
 	}
 

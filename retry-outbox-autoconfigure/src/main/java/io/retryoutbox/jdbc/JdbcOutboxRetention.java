@@ -4,26 +4,26 @@ import java.time.Duration;
 
 import javax.sql.DataSource;
 
+import io.retryoutbox.retention.OutboxRetention;
+
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.util.Assert;
 
 /**
- * Deletes finished messages, and with them their attempt logs, once they are older than
- * their retention: {@code DELIVERED} ones by delivery time, {@code DEAD} ones by enqueue
- * time. It deletes in chunks, each its own short statement that skips locked rows, and
- * never touches a {@code PENDING} or {@code IN_FLIGHT} message.
+ * The {@link OutboxRetention} on PostgreSQL: {@code DELIVERED} messages by delivery time,
+ * {@code DEAD} ones by enqueue time, in chunks, each its own short statement that skips
+ * locked rows.
  */
-public final class JdbcOutboxRetention {
+final class JdbcOutboxRetention implements OutboxRetention {
 
 	// The status is a literal, not a parameter, so that the planner can match the
-	// partial index on that status's column. A dead message that still holds its
-	// ordering key parks the key (on-dead=block): deleting it would leave the key's
-	// next messages waiting for ever with nothing to replay or discard, so it stays
-	// until an operator replays or discards it.
+	// partial index on that status's column. A message that still holds its key is
+	// never deleted: a dead one parks the key, and a delivered one awaits its release;
+	// deleting either would leave the key's next messages waiting for ever.
 	private static final String DELETE_FINISHED = """
-			DELETE FROM %1$s WHERE id IN (
-				SELECT id FROM %1$s
-				WHERE status = '%2$s' AND NOT holds_key AND %3$s < now() - ? * interval '1 millisecond'
+			DELETE FROM {message} WHERE id IN (
+				SELECT id FROM {message}
+				WHERE status = %1$s AND %2$s AND %3$s < now() - ? * interval '1 millisecond'
 				ORDER BY %3$s
 				LIMIT ?
 				FOR UPDATE SKIP LOCKED)
@@ -37,34 +37,22 @@ public final class JdbcOutboxRetention {
 
 	private final int chunkSize;
 
-	/**
-	 * Creates a retention.
-	 * @param dataSource the database
-	 * @param tables the names of the outbox tables
-	 * @param chunkSize the largest number of messages one statement deletes
-	 */
-	public JdbcOutboxRetention(DataSource dataSource, OutboxTables tables, int chunkSize) {
+	JdbcOutboxRetention(DataSource dataSource, OutboxTables tables, int chunkSize) {
 		Assert.isTrue(chunkSize > 0, () -> "chunk size must be positive, was " + chunkSize);
 		this.jdbc = JdbcClient.create(dataSource);
-		this.deleteDelivered = DELETE_FINISHED.formatted(tables.message(), "DELIVERED", "delivered_at");
-		this.deleteDead = DELETE_FINISHED.formatted(tables.message(), "DEAD", "created_at");
+		this.deleteDelivered = Sql
+			.render(DELETE_FINISHED.formatted("{DELIVERED}", OrderingKeys.HOLDS_NO_KEY, "delivered_at"), tables);
+		this.deleteDead = Sql.render(DELETE_FINISHED.formatted("{DEAD}", OrderingKeys.HOLDS_NO_KEY, "created_at"),
+				tables);
 		this.chunkSize = chunkSize;
 	}
 
-	/**
-	 * Deletes the messages delivered longer ago than {@code age}.
-	 * @param age how long delivered messages are kept
-	 * @return the number of messages deleted
-	 */
+	@Override
 	public long deleteDelivered(Duration age) {
 		return deleteInChunks(this.deleteDelivered, age);
 	}
 
-	/**
-	 * Deletes the dead messages enqueued longer ago than {@code age}.
-	 * @param age how long dead messages are kept
-	 * @return the number of messages deleted
-	 */
+	@Override
 	public long deleteDead(Duration age) {
 		return deleteInChunks(this.deleteDead, age);
 	}

@@ -19,9 +19,9 @@ import org.jspecify.annotations.Nullable;
  * @param traceParent the W3C traceparent of the enqueuing request, or {@code null}
  * @param traceState the W3C tracestate of the enqueuing request, or {@code null}
  */
-public record NewMessage(UUID id, String destination, String method, String path, String headersJson,
-		byte @Nullable [] body, @Nullable String contentType, @Nullable String orderingKey, String idempotencyKey,
-		@Nullable String traceParent, @Nullable String traceState) {
+record NewMessage(UUID id, String destination, String method, String path, String headersJson, byte @Nullable [] body,
+		@Nullable String contentType, @Nullable String orderingKey, String idempotencyKey, @Nullable String traceParent,
+		@Nullable String traceState) {
 
 	/**
 	 * Creates a message without trace context.
@@ -35,8 +35,8 @@ public record NewMessage(UUID id, String destination, String method, String path
 	 * @param orderingKey the ordering key, or {@code null}
 	 * @param idempotencyKey the idempotency key sent on every attempt
 	 */
-	public NewMessage(UUID id, String destination, String method, String path, String headersJson,
-			byte @Nullable [] body, @Nullable String contentType, @Nullable String orderingKey, String idempotencyKey) {
+	NewMessage(UUID id, String destination, String method, String path, String headersJson, byte @Nullable [] body,
+			@Nullable String contentType, @Nullable String orderingKey, String idempotencyKey) {
 		this(id, destination, method, path, headersJson, body, contentType, orderingKey, idempotencyKey, null, null);
 	}
 

@@ -1,7 +1,7 @@
 package io.retryoutbox.metrics;
 
 import io.micrometer.common.KeyValues;
-import io.retryoutbox.jdbc.Completion;
+import io.retryoutbox.message.Outcome;
 import io.retryoutbox.metrics.OutboxObservationDocumentation.HighCardinalityKeys;
 import io.retryoutbox.metrics.OutboxObservationDocumentation.LowCardinalityKeys;
 
@@ -28,11 +28,11 @@ public class DefaultOutboxAttemptObservationConvention implements OutboxAttemptO
 
 	@Override
 	public KeyValues getLowCardinalityKeyValues(OutboxAttemptContext context) {
-		Completion completion = context.getCompletion();
-		String outcome = (completion != null) ? outcome(completion.status()) : "UNKNOWN";
-		Integer status = (completion != null) ? completion.statusCode() : null;
+		Outcome outcome = context.getOutcome();
+		String name = (outcome != null) ? outcome.attemptOutcome().name() : "UNKNOWN";
+		Integer status = (outcome != null) ? outcome.statusCode() : null;
 		return KeyValues.of(LowCardinalityKeys.DESTINATION.withValue(context.getMessage().destination()),
-				LowCardinalityKeys.OUTCOME.withValue(outcome),
+				LowCardinalityKeys.OUTCOME.withValue(name),
 				LowCardinalityKeys.STATUS_CLASS.withValue((status != null) ? (status / 100) + "xx" : "NONE"));
 	}
 
@@ -40,10 +40,6 @@ public class DefaultOutboxAttemptObservationConvention implements OutboxAttemptO
 	public KeyValues getHighCardinalityKeyValues(OutboxAttemptContext context) {
 		return KeyValues.of(HighCardinalityKeys.MESSAGE_ID.withValue(context.getMessage().id().toString()),
 				HighCardinalityKeys.ATTEMPT.withValue(Integer.toString(context.getMessage().attempt())));
-	}
-
-	private static String outcome(String status) {
-		return "PENDING".equals(status) ? "RETRY" : status;
 	}
 
 }

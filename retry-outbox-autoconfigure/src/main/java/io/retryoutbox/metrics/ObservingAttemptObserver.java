@@ -3,8 +3,8 @@ package io.retryoutbox.metrics;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
-import io.retryoutbox.jdbc.ClaimedMessage;
-import io.retryoutbox.jdbc.Completion;
+import io.retryoutbox.message.ClaimedMessage;
+import io.retryoutbox.message.Outcome;
 import io.retryoutbox.relay.AttemptObserver;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -34,13 +34,13 @@ public final class ObservingAttemptObserver implements AttemptObserver {
 	}
 
 	@Override
-	public Mono<Completion> observe(ClaimedMessage message, Mono<Completion> attempt) {
+	public Mono<Outcome> observe(ClaimedMessage message, Mono<Outcome> attempt) {
 		return Mono.defer(() -> {
 			OutboxAttemptContext context = new OutboxAttemptContext(message, message.traceContext());
 			Observation observation = OutboxObservationDocumentation.ATTEMPT.observation(this.convention,
 					new DefaultOutboxAttemptObservationConvention(), () -> context, this.registry);
 			observation.start();
-			return attempt.doOnNext(context::setCompletion)
+			return attempt.doOnNext(context::setOutcome)
 				.doOnError(observation::error)
 				.doFinally((signal) -> observation.stop())
 				.contextWrite((reactorContext) -> reactorContext.put(ObservationThreadLocalAccessor.KEY, observation));

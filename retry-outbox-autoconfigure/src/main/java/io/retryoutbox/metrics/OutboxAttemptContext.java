@@ -4,8 +4,8 @@ import java.util.Map;
 
 import io.micrometer.observation.transport.Kind;
 import io.micrometer.observation.transport.ReceiverContext;
-import io.retryoutbox.jdbc.ClaimedMessage;
-import io.retryoutbox.jdbc.Completion;
+import io.retryoutbox.message.ClaimedMessage;
+import io.retryoutbox.message.Outcome;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,7 +17,7 @@ public class OutboxAttemptContext extends ReceiverContext<Map<String, String>> {
 
 	private final ClaimedMessage message;
 
-	private @Nullable Completion completion;
+	private @Nullable Outcome outcome;
 
 	/**
 	 * Creates a context.
@@ -36,14 +36,14 @@ public class OutboxAttemptContext extends ReceiverContext<Map<String, String>> {
 
 	/**
 	 * What the attempt led to, once it is known.
-	 * @return the completion, or {@code null} while the attempt runs
+	 * @return the outcome, or {@code null} while the attempt runs
 	 */
-	public @Nullable Completion getCompletion() {
-		return this.completion;
+	public @Nullable Outcome getOutcome() {
+		return this.outcome;
 	}
 
-	public void setCompletion(@Nullable Completion completion) {
-		this.completion = completion;
+	public void setOutcome(@Nullable Outcome outcome) {
+		this.outcome = outcome;
 	}
 
 }

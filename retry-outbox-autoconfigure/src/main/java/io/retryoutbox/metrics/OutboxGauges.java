@@ -5,8 +5,8 @@ import java.util.function.ToDoubleFunction;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
-import io.retryoutbox.jdbc.OutboxStats;
+import io.retryoutbox.message.OutboxReadModel;
+import io.retryoutbox.message.OutboxStats;
 import io.retryoutbox.support.PeriodicLifecycle;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -16,26 +16,26 @@ import org.jspecify.annotations.Nullable;
  * The gauges {@code retry.outbox.pending}, {@code retry.outbox.dead},
  * {@code retry.outbox.lag.seconds}, {@code retry.outbox.parked.keys} and
  * {@code retry.outbox.unknown.destination}, all read from one
- * {@link JdbcOutboxAdmin#stats() query} on its own thread at a fixed interval, never per
+ * {@link OutboxReadModel#stats() query} on its own thread at a fixed interval, never per
  * scrape. They read {@code NaN} until the first query and after one that failed.
  */
 public final class OutboxGauges extends PeriodicLifecycle {
 
 	private static final Log logger = LogFactory.getLog(OutboxGauges.class);
 
-	private final JdbcOutboxAdmin admin;
+	private final OutboxReadModel readModel;
 
 	private volatile @Nullable OutboxStats stats;
 
 	/**
 	 * Creates the gauges and registers them.
-	 * @param admin reads the figures
+	 * @param readModel reads the figures
 	 * @param registry where the gauges are registered
 	 * @param interval how often the figures are read
 	 */
-	public OutboxGauges(JdbcOutboxAdmin admin, MeterRegistry registry, Duration interval) {
+	public OutboxGauges(OutboxReadModel readModel, MeterRegistry registry, Duration interval) {
 		super("retry-outbox-gauges-", Duration.ZERO, interval);
-		this.admin = admin;
+		this.readModel = readModel;
 		register(registry, "retry.outbox.pending", "Messages waiting for an attempt", OutboxStats::pending);
 		register(registry, "retry.outbox.dead", "Dead messages", OutboxStats::dead);
 		register(registry, "retry.outbox.lag.seconds", "How long the oldest due message has been waiting",
@@ -60,7 +60,7 @@ public final class OutboxGauges extends PeriodicLifecycle {
 	@Override
 	public void run() {
 		try {
-			this.stats = this.admin.stats();
+			this.stats = this.readModel.stats();
 		}
 		catch (RuntimeException ex) {
 			this.stats = null;

@@ -10,8 +10,9 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.retryoutbox.OutboxRequest;
-import io.retryoutbox.jdbc.ClaimedMessage;
-import io.retryoutbox.jdbc.Completion;
+import io.retryoutbox.message.ClaimedMessage;
+import io.retryoutbox.message.MessageStatus;
+import io.retryoutbox.message.Outcome;
 import io.retryoutbox.jdbc.EnqueueObserver;
 import io.retryoutbox.relay.AttemptObserver;
 import reactor.core.publisher.Mono;
@@ -66,9 +67,9 @@ public final class OutboxMeters implements AttemptObserver, EnqueueObserver {
 	}
 
 	@Override
-	public Mono<Completion> observe(ClaimedMessage message, Mono<Completion> attempt) {
-		return attempt.doOnNext((completion) -> {
-			if ("DELIVERED".equals(completion.status())) {
+	public Mono<Outcome> observe(ClaimedMessage message, Mono<Outcome> attempt) {
+		return attempt.doOnNext((outcome) -> {
+			if (outcome.status() == MessageStatus.DELIVERED) {
 				Timer.builder(DELIVERY_LATENCY)
 					.description("Time from enqueue to delivery")
 					.tag("destination", message.destination())

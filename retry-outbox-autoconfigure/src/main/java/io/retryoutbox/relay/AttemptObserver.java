@@ -2,8 +2,8 @@ package io.retryoutbox.relay;
 
 import java.util.List;
 
-import io.retryoutbox.jdbc.ClaimedMessage;
-import io.retryoutbox.jdbc.Completion;
+import io.retryoutbox.message.ClaimedMessage;
+import io.retryoutbox.message.Outcome;
 import reactor.core.publisher.Mono;
 
 /**
@@ -23,7 +23,7 @@ public interface AttemptObserver {
 	 * @param attempt the attempt, which emits the completion to record and never errors
 	 * @return a publisher that subscribes to {@code attempt} and emits what it emits
 	 */
-	Mono<Completion> observe(ClaimedMessage message, Mono<Completion> attempt);
+	Mono<Outcome> observe(ClaimedMessage message, Mono<Outcome> attempt);
 
 	/**
 	 * Combines observers; the first one wraps the others.
@@ -39,7 +39,7 @@ public interface AttemptObserver {
 		}
 		List<AttemptObserver> all = List.copyOf(observers);
 		return (message, attempt) -> {
-			Mono<Completion> observed = attempt;
+			Mono<Outcome> observed = attempt;
 			for (int i = all.size() - 1; i >= 0; i--) {
 				observed = all.get(i).observe(message, observed);
 			}

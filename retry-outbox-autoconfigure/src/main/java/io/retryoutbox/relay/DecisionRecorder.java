@@ -11,9 +11,9 @@ import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.RetryDecision;
 import io.retryoutbox.RetryDecision.DeadReason;
 import io.retryoutbox.RetryPolicy;
-import io.retryoutbox.jdbc.Claim;
-import io.retryoutbox.jdbc.ClaimedMessage;
-import io.retryoutbox.jdbc.Completion;
+import io.retryoutbox.message.Claim;
+import io.retryoutbox.message.ClaimedMessage;
+import io.retryoutbox.message.Outcome;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -40,10 +40,12 @@ final class DecisionRecorder {
 		this.onDead = Map.copyOf(onDead);
 	}
 
-	Completion record(ClaimedMessage message, DeliveryOutcome outcome) {
+	Outcome record(ClaimedMessage message, DeliveryOutcome outcome, Instant startedAt, Duration duration) {
 		DeliveryAttempt attempt = new DeliveryAttempt(message.id(), message.destination(), message.attempt(),
 				message.createdAt());
 		Integer statusCode = (outcome instanceof DeliveryOutcome.Response response) ? response.statusCode() : null;
+		byte[] errorBody = (outcome instanceof DeliveryOutcome.Response response && !isSuccess(response))
+				? response.body() : null;
 		String error = describe(outcome);
 		if (outcome instanceof DeliveryOutcome.Failure failure) {
 			logFailure(message, failure.cause());
@@ -63,36 +65,44 @@ final class DecisionRecorder {
 					+ describe(new DeliveryOutcome.Failure(ex));
 		}
 		if (decision instanceof RetryDecision.Delivered) {
-			return new Completion(message.id(), "DELIVERED", null, statusCode, null, null, null,
-					message.orderingKey() != null);
+			return new Outcome(message.id(), decision, message.orderingKey() != null, statusCode, null, null, startedAt,
+					duration);
 		}
-		byte[] errorBody = (outcome instanceof DeliveryOutcome.Response response) ? response.body() : null;
-		if (decision instanceof RetryDecision.Retry retry) {
-			Duration delay = Duration.between(Instant.now(), retry.nextAttemptAt());
-			return new Completion(message.id(), "PENDING", retry.nextAttemptAt(), statusCode, retry.errorCode(), error,
-					null, false, null, null, delay.isNegative() ? Duration.ZERO : delay, retry.delayReason().name(),
-					errorBody);
+		if (decision instanceof RetryDecision.Dead dead) {
+			logger.warn("Outbox message " + message.id() + " to '" + message.destination() + "' is dead: "
+					+ dead.reason() + " (" + dead.detail() + ")");
+			error = dead.detail();
 		}
-		RetryDecision.Dead dead = (RetryDecision.Dead) decision;
-		logger.warn("Outbox message " + message.id() + " to '" + message.destination() + "' is dead: " + dead.reason()
-				+ " (" + dead.detail() + ")");
-		return new Completion(message.id(), "DEAD", null, statusCode, dead.errorCode(), dead.detail(),
-				dead.reason().name(), releasesKeyWhenDead(message), null, null, null, null, errorBody);
+		return new Outcome(message.id(), decision, releasesKey(message, decision), statusCode, error, errorBody,
+				startedAt, duration);
 	}
 
 	/**
 	 * The outcome of a claimed row that cannot be read or sent: dead at once, without a
 	 * request and without asking the policy, which could only retry it for ever.
 	 */
-	Completion invalid(Claim claim, String problem) {
+	Outcome invalid(Claim claim, String problem) {
 		logger.warn("Outbox message " + claim.id() + " to '" + claim.destination() + "' is dead: "
 				+ DeadReason.INVALID_REQUEST + " (" + problem + ")");
-		return new Completion(claim.id(), "DEAD", null, null, null, problem, DeadReason.INVALID_REQUEST.name(),
-				releasesKeyWhenDead(claim));
+		RetryDecision dead = new RetryDecision.Dead(DeadReason.INVALID_REQUEST, problem, null);
+		return new Outcome(claim.id(), dead, releasesKey(claim, dead), null, problem, null, Instant.now(),
+				Duration.ZERO);
 	}
 
-	private boolean releasesKeyWhenDead(Claim claim) {
-		return claim.orderingKey() != null && this.onDead.getOrDefault(claim.destination(), OnDead.SKIP) == OnDead.SKIP;
+	/**
+	 * Whether the message gives its key up: when delivered, and when dead unless its
+	 * destination blocks the key on a dead message.
+	 */
+	private boolean releasesKey(Claim claim, RetryDecision decision) {
+		if (claim.orderingKey() == null || decision instanceof RetryDecision.Retry) {
+			return false;
+		}
+		return decision instanceof RetryDecision.Delivered
+				|| this.onDead.getOrDefault(claim.destination(), OnDead.SKIP) == OnDead.SKIP;
+	}
+
+	private static boolean isSuccess(DeliveryOutcome.Response response) {
+		return response.statusCode() >= 200 && response.statusCode() < 300;
 	}
 
 	private static @Nullable String describe(DeliveryOutcome outcome) {

@@ -3,7 +3,7 @@ package io.retryoutbox.relay;
 import java.util.Map;
 
 import io.retryoutbox.DeliveryOutcome;
-import io.retryoutbox.jdbc.ClaimedMessage;
+import io.retryoutbox.message.ClaimedMessage;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.io.buffer.DataBuffer;

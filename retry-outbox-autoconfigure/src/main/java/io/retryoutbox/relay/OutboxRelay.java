@@ -20,11 +20,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.retryoutbox.RetryPolicy;
-import io.retryoutbox.jdbc.Claim;
-import io.retryoutbox.jdbc.ClaimedMessage;
-import io.retryoutbox.jdbc.Completion;
-import io.retryoutbox.jdbc.JdbcOutboxStore;
-import io.retryoutbox.jdbc.UnreadableMessage;
+import io.retryoutbox.message.Claim;
+import io.retryoutbox.message.ClaimedMessage;
+import io.retryoutbox.message.Outcome;
+import io.retryoutbox.message.UnreadableMessage;
 import io.retryoutbox.support.HttpRequestRules;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -51,7 +50,7 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(OutboxRelay.class);
 
-	private final JdbcOutboxStore store;
+	private final OutboxStore store;
 
 	private final HttpDispatcher dispatcher;
 
@@ -68,9 +67,9 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private final Semaphore slots;
 
-	private final String[] destinations;
+	private final Set<String> destinations;
 
-	private final Queue<Completion> completed = new ConcurrentLinkedQueue<>();
+	private final Queue<Outcome> completed = new ConcurrentLinkedQueue<>();
 
 	// Leased messages this relay is sending or has an unwritten outcome for: only these
 	// have their lease extended, so a message whose outcome is lost is taken over after
@@ -108,7 +107,7 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * @param settings how the relay claims and paces its work
 	 * @param observer watches each attempt, e.g. for metrics and traces
 	 */
-	public OutboxRelay(JdbcOutboxStore store, RetryPolicy policy, RetryPolicy fallback, WebClient webClient,
+	public OutboxRelay(OutboxStore store, RetryPolicy policy, RetryPolicy fallback, WebClient webClient,
 			Map<String, RelayDestination> destinations, String idempotencyKeyHeader, Settings settings,
 			AttemptObserver observer) {
 		this.observer = observer;
@@ -119,7 +118,7 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.recorder = new DecisionRecorder(policy, fallback, onDead);
 		this.settings = settings;
 		this.slots = new Semaphore(settings.concurrency());
-		this.destinations = destinations.keySet().toArray(String[]::new);
+		this.destinations = Set.copyOf(destinations.keySet());
 	}
 
 	/**
@@ -313,9 +312,9 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * @return whether a written message released its ordering key
 	 */
 	private boolean writeCompleted() {
-		List<Completion> outcomes = new ArrayList<>();
-		for (Completion completion = this.completed.poll(); completion != null; completion = this.completed.poll()) {
-			outcomes.add(completion);
+		List<Outcome> outcomes = new ArrayList<>();
+		for (Outcome outcome = this.completed.poll(); outcome != null; outcome = this.completed.poll()) {
+			outcomes.add(outcome);
 		}
 		if (outcomes.isEmpty()) {
 			return false;
@@ -328,12 +327,12 @@ public final class OutboxRelay implements SmartLifecycle {
 			this.completed.addAll(outcomes);
 			throw ex;
 		}
-		outcomes.forEach((completion) -> this.held.remove(completion.id()));
+		outcomes.forEach((outcome) -> this.held.remove(outcome.id()));
 		if (written < outcomes.size()) {
 			logger.warn((outcomes.size() - written) + " outbox messages were taken over by another relay "
 					+ "after their lease expired; their outcome here was not recorded");
 		}
-		return outcomes.stream().anyMatch(Completion::releasesKey);
+		return outcomes.stream().anyMatch(Outcome::releasesKey);
 	}
 
 	/**
@@ -397,18 +396,18 @@ public final class OutboxRelay implements SmartLifecycle {
 		}
 	}
 
-	private Mono<Completion> attempt(ClaimedMessage message) {
+	private Mono<Outcome> attempt(ClaimedMessage message) {
 		return Mono.defer(() -> {
 			Instant startedAt = Instant.now();
 			long start = System.nanoTime();
 			return this.dispatcher.send(message)
-				.map((outcome) -> this.recorder.record(message, outcome)
-					.timed(startedAt, Duration.ofNanos(System.nanoTime() - start)));
+				.map((outcome) -> this.recorder.record(message, outcome, startedAt,
+						Duration.ofNanos(System.nanoTime() - start)));
 		});
 	}
 
-	private void completed(Completion completion) {
-		this.completed.add(completion);
+	private void completed(Outcome outcome) {
+		this.completed.add(outcome);
 		this.slots.release();
 		wakeUp();
 	}

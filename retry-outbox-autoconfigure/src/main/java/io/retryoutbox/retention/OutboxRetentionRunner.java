@@ -2,7 +2,6 @@ package io.retryoutbox.retention;
 
 import java.time.Duration;
 
-import io.retryoutbox.jdbc.JdbcOutboxRetention;
 import io.retryoutbox.support.PeriodicLifecycle;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -15,7 +14,7 @@ public final class OutboxRetentionRunner extends PeriodicLifecycle {
 
 	private static final Log logger = LogFactory.getLog(OutboxRetentionRunner.class);
 
-	private final JdbcOutboxRetention retention;
+	private final OutboxRetention retention;
 
 	private final Duration delivered;
 
@@ -31,7 +30,7 @@ public final class OutboxRetentionRunner extends PeriodicLifecycle {
 	 * they are replayed or discarded
 	 * @param interval how often the retention is applied
 	 */
-	public OutboxRetentionRunner(JdbcOutboxRetention retention, Duration delivered, @Nullable Duration dead,
+	public OutboxRetentionRunner(OutboxRetention retention, Duration delivered, @Nullable Duration dead,
 			Duration interval) {
 		super("retry-outbox-retention-", interval, interval);
 		this.retention = retention;

@@ -16,7 +16,9 @@ import io.retryoutbox.actuate.OutboxEndpoint.MessagePage;
 import io.retryoutbox.actuate.OutboxEndpoint.OperationResult;
 import io.retryoutbox.actuate.OutboxEndpoint.OutboxSummary;
 import io.retryoutbox.actuate.autoconfigure.OutboxEndpointAutoConfiguration;
-import io.retryoutbox.jdbc.StoredAttempt;
+import io.retryoutbox.message.AttemptOutcome;
+import io.retryoutbox.message.MessageStatus;
+import io.retryoutbox.message.StoredAttempt;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
@@ -109,15 +111,16 @@ class OutboxEndpointTests {
 			// A later message with the dead one's key is parked behind it.
 			OutboxRows.insert(context, "PENDING", "k2", Duration.ofHours(-1));
 			OutboxSummary summary = endpoint(context).summary();
-			assertThat(summary.statuses()).containsEntry("DELIVERED", 1L)
-				.containsEntry("DEAD", 1L)
-				.containsEntry("PENDING", 2L)
-				.containsEntry("IN_FLIGHT", 1L);
+			assertThat(summary.statuses()).containsEntry(MessageStatus.DELIVERED, 1L)
+				.containsEntry(MessageStatus.DEAD, 1L)
+				.containsEntry(MessageStatus.PENDING, 2L)
+				.containsEntry(MessageStatus.IN_FLIGHT, 1L);
 			assertThat(summary.destinations()).containsOnlyKeys("payments", "audit");
-			assertThat(summary.destinations().get("payments")).containsEntry("DELIVERED", 1L)
-				.containsEntry("DEAD", 1L)
-				.containsEntry("PENDING", 1L);
-			assertThat(summary.destinations().get("audit")).containsEntry("PENDING", 1L).containsEntry("IN_FLIGHT", 1L);
+			assertThat(summary.destinations().get("payments")).containsEntry(MessageStatus.DELIVERED, 1L)
+				.containsEntry(MessageStatus.DEAD, 1L)
+				.containsEntry(MessageStatus.PENDING, 1L);
+			assertThat(summary.destinations().get("audit")).containsEntry(MessageStatus.PENDING, 1L)
+				.containsEntry(MessageStatus.IN_FLIGHT, 1L);
 			assertThat(summary.oldestPendingAgeSeconds()).isPositive();
 			assertThat(summary.lagSeconds()).isZero();
 			assertThat(summary.parkedKeys()).isEqualTo(1);
@@ -166,12 +169,12 @@ class OutboxEndpointTests {
 			MessageDescriptor message = endpoint(context).message("messages", id, ALICE);
 			assertThat(message.id()).isEqualTo(id);
 			assertThat(message.idempotencyKey()).isEqualTo(id.toString());
-			assertThat(message.status()).isEqualTo("DEAD");
+			assertThat(message.status()).isEqualTo(MessageStatus.DEAD);
 			assertThat(message.deadReason()).isEqualTo("TERMINAL_STATUS");
 			assertThat(message.lastStatusCode()).isEqualTo(400);
 			assertThat(message.attemptLog()).singleElement().satisfies((attempt) -> {
 				assertThat(attempt.attempt()).isEqualTo(1);
-				assertThat(attempt.outcome()).isEqualTo("DEAD");
+				assertThat(attempt.outcome()).isEqualTo(AttemptOutcome.DEAD);
 				assertThat(attempt.statusCode()).isEqualTo(400);
 				assertThat(attempt.responseSnippet()).isEqualTo("{\"code\":\"NOPE\"}");
 			});
@@ -234,7 +237,8 @@ class OutboxEndpointTests {
 				.toList();
 			assertThat(keys).containsExactly(id.toString(), id.toString());
 			List<StoredAttempt> log = endpoint(context).message("messages", id, ALICE).attemptLog();
-			assertThat(log).extracting(StoredAttempt::outcome).containsExactly("DEAD", "REPLAYED", "DELIVERED");
+			assertThat(log).extracting(StoredAttempt::outcome)
+				.containsExactly(AttemptOutcome.DEAD, AttemptOutcome.REPLAYED, AttemptOutcome.DELIVERED);
 			assertThat(log.get(1).actor()).isEqualTo("alice");
 			assertThat(log.get(1).attempt()).isEqualTo(1);
 			assertThat(log.get(2).attempt()).isEqualTo(1);
@@ -264,7 +268,8 @@ class OutboxEndpointTests {
 				.isEqualTo(new OperationResult("replay", 2100, false));
 			assertThat(endpoint.operate("replay", null, "payments", "ATTEMPTS_EXHAUSTED", null, anHourAgo, null, ALICE))
 				.isEqualTo(new OperationResult("replay", 400, true));
-			assertThat(endpoint.summary().statuses()).containsEntry("PENDING", 2500L).containsEntry("DEAD", 30L);
+			assertThat(endpoint.summary().statuses()).containsEntry(MessageStatus.PENDING, 2500L)
+				.containsEntry(MessageStatus.DEAD, 30L);
 			assertThat(OutboxContexts.jdbc(context)
 				.sql("SELECT count(*) FROM retry_outbox_attempt WHERE outcome = 'REPLAYED' AND actor = 'alice'")
 				.query(Long.class)

@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 
 import io.retryoutbox.actuate.autoconfigure.OutboxHealthContributorAutoConfiguration;
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
+import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
@@ -107,7 +107,7 @@ class OutboxHealthIndicatorTests {
 			Health health = health(context);
 			assertThat(health.getStatus()).isEqualTo(Status.UP);
 			assertThat(health.getDetails()).containsEntry("pending", 6L).containsEntry("lag", "PT0S");
-			assertThat(context.getBean(JdbcOutboxAdmin.class).stats().lag()).isZero();
+			assertThat(context.getBean(OutboxReadModel.class).stats().lag()).isZero();
 			OutboxRows.insert(context, "PENDING", null, Duration.ofMinutes(10));
 			assertThat((String) health(context).getDetails().get("lag")).startsWith("PT10M");
 		});

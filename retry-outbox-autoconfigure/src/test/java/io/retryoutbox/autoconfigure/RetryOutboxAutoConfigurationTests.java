@@ -9,7 +9,7 @@ import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.RetryDecision;
 import io.retryoutbox.RetryPolicy;
-import io.retryoutbox.jdbc.JdbcOutboxStore;
+import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.retry.DefaultRetryPolicy;
 import io.retryoutbox.retry.RetrySettings;
@@ -56,7 +56,7 @@ class RetryOutboxAutoConfigurationTests {
 		this.runner.run((context) -> {
 			assertThat(context).hasSingleBean(Outbox.class)
 				.hasSingleBean(OutboxRelay.class)
-				.hasSingleBean(JdbcOutboxStore.class)
+				.hasSingleBean(OutboxStore.class)
 				.hasSingleBean(DefaultRetryPolicy.class);
 			assertThat(context.getBean(OutboxRelay.class).isRunning()).isTrue();
 		});

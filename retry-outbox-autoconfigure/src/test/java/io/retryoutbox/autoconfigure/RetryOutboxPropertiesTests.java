@@ -1,6 +1,6 @@
 package io.retryoutbox.autoconfigure;
 
-import io.retryoutbox.jdbc.JdbcOutboxStore;
+import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.retry.RetrySettings;
 import org.junit.jupiter.api.Test;
 
@@ -20,9 +20,9 @@ class RetryOutboxPropertiesTests {
 	@Test
 	void attemptLogDefaultsAreConsistentWithTheStoreDefaults() {
 		RetryOutboxProperties.AttemptLog attemptLog = new RetryOutboxProperties().getAttemptLog();
-		assertThat(new JdbcOutboxStore.AttemptLog(attemptLog.isEnabled(),
+		assertThat(new JdbcOutboxComponents.AttemptLog(attemptLog.isEnabled(),
 				(int) attemptLog.getResponseSnippetSize().toBytes()))
-			.isEqualTo(JdbcOutboxStore.AttemptLog.DEFAULTS);
+			.isEqualTo(JdbcOutboxComponents.AttemptLog.DEFAULTS);
 	}
 
 	@Test

@@ -48,7 +48,7 @@ class ClaimQueryPlanTests {
 			connection.setAutoCommit(false);
 			JsonNode plan;
 			try (PreparedStatement explain = connection.prepareStatement("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "
-					+ JdbcOutboxStore.CLAIM.formatted("retry_outbox_message"))) {
+					+ Sql.render(JdbcOutboxStore.CLAIM, OutboxTables.in(null)))) {
 				explain.setString(1, "plan-test");
 				explain.setLong(2, 60_000);
 				explain.setArray(3, connection.createArrayOf("text", new String[] { "api", "audit" }));

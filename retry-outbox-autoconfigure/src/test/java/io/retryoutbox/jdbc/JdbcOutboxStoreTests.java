@@ -8,6 +8,9 @@ import java.util.UUID;
 
 import javax.sql.DataSource;
 
+import io.retryoutbox.RetryDecision;
+import io.retryoutbox.RetryDecision.DeadReason;
+import io.retryoutbox.message.Outcome;
 import io.retryoutbox.testsupport.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,9 +27,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class JdbcOutboxStoreTests {
 
-	private static final String[] API = { "api" };
+	private static final List<String> API = List.of("api");
 
 	private JdbcClient jdbc;
+
+	private OrderingKeys keys;
 
 	private JdbcOutboxStore store;
 
@@ -35,7 +40,9 @@ class JdbcOutboxStoreTests {
 		DataSource dataSource = new DriverManagerDataSource(TestDatabase.createDatabase());
 		new OutboxSchemaInitializer(dataSource, null).afterPropertiesSet();
 		this.jdbc = JdbcClient.create(dataSource);
-		this.store = new JdbcOutboxStore(dataSource, OutboxTables.in(null), JsonMapper.shared());
+		this.keys = new OrderingKeys(dataSource, OutboxTables.in(null));
+		this.store = new JdbcOutboxStore(dataSource, OutboxTables.in(null), JsonMapper.shared(), this.keys,
+				JdbcOutboxComponents.AttemptLog.DEFAULTS);
 	}
 
 	@Test
@@ -99,7 +106,7 @@ class JdbcOutboxStoreTests {
 
 	private UUID insert() {
 		UUID id = UUID.randomUUID();
-		this.store.insert(new NewMessage(id, "api", "POST", "/charges", "{}", null, null, null, id.toString()));
+		this.keys.insert(new NewMessage(id, "api", "POST", "/charges", "{}", null, null, null, id.toString()));
 		return id;
 	}
 
@@ -121,14 +128,14 @@ class JdbcOutboxStoreTests {
 			.listOfRows();
 	}
 
-	private static Completion delivered(UUID id, int status) {
-		return new Completion(id, "DELIVERED", null, status, null, null, null, false).timed(Instant.now(),
+	private static Outcome delivered(UUID id, int status) {
+		return new Outcome(id, new RetryDecision.Delivered(), false, status, null, null, Instant.now(),
 				Duration.ofMillis(5));
 	}
 
-	private static Completion dead(UUID id, int status) {
-		return new Completion(id, "DEAD", null, status, null, "HTTP " + status, "TERMINAL_STATUS", false)
-			.timed(Instant.now(), Duration.ofMillis(5));
+	private static Outcome dead(UUID id, int status) {
+		return new Outcome(id, new RetryDecision.Dead(DeadReason.TERMINAL_STATUS, "HTTP " + status, null), false,
+				status, "HTTP " + status, null, Instant.now(), Duration.ofMillis(5));
 	}
 
 }

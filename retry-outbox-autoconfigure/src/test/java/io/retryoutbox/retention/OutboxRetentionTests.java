@@ -11,14 +11,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 import io.retryoutbox.autoconfigure.OutboxRetentionAutoConfiguration;
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
-import io.retryoutbox.jdbc.JdbcOutboxRetention;
+import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.jdbc.OutboxTables;
+import io.retryoutbox.message.OutboxReadModel;
+import io.retryoutbox.message.OutboxRepair;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
 import io.retryoutbox.testsupport.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
@@ -101,7 +103,9 @@ class OutboxRetentionTests {
 			insert(context, "DELIVERED", 25, Duration.ofDays(8));
 			AtomicInteger deletes = new AtomicInteger();
 			DataSource counting = countingDeletes(context.getBean(DataSource.class), deletes);
-			JdbcOutboxRetention retention = new JdbcOutboxRetention(counting, OutboxTables.in(null), 10);
+			OutboxRetention retention = new JdbcOutboxComponents(counting, OutboxTables.in(null), JsonMapper.shared(),
+					JdbcOutboxComponents.AttemptLog.DEFAULTS)
+				.retention(10);
 			TransactionTemplate elsewhere = OutboxContexts.transactions(context);
 			long deleted = elsewhere.execute((status) -> {
 				OutboxContexts.jdbc(context)
@@ -151,7 +155,8 @@ class OutboxRetentionTests {
 	@Test
 	void keepsADeadMessageThatParksItsKeyWhetherTheKeysNextMessageCameBeforeOrAfterAndADiscardThenReleasesIt() {
 		this.runner.withPropertyValues("retry-outbox.retention.dead=1d").run((context) -> {
-			JdbcOutboxAdmin admin = context.getBean(JdbcOutboxAdmin.class);
+			OutboxReadModel admin = context.getBean(OutboxReadModel.class);
+			OutboxRepair repair = context.getBean(OutboxRepair.class);
 			// Followers are due only tomorrow, so that the relay leaves them alone once
 			// they are heads.
 			UUID earlyHead = OutboxRows.insert(context, "DEAD", "early", Duration.ofDays(30));
@@ -166,8 +171,8 @@ class OutboxRetentionTests {
 			assertThat(admin.stats().parkedKeys()).isEqualTo(2);
 			assertThat(isHead(context, earlyNext)).isFalse();
 			assertThat(isHead(context, lateNext)).isFalse();
-			assertThat(admin.discard(earlyHead)).isTrue();
-			assertThat(admin.discard(lateHead)).isTrue();
+			assertThat(repair.discard(earlyHead)).isTrue();
+			assertThat(repair.discard(lateHead)).isTrue();
 			assertThat(isHead(context, earlyNext)).isTrue();
 			assertThat(isHead(context, lateNext)).isTrue();
 			assertThat(admin.parkedKeys(10)).isEmpty();

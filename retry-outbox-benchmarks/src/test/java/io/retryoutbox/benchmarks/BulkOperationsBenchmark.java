@@ -8,9 +8,10 @@ import java.util.function.Supplier;
 
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
-import io.retryoutbox.jdbc.JdbcOutboxAdmin.BulkResult;
-import io.retryoutbox.jdbc.MessageFilter;
+import io.retryoutbox.jdbc.JdbcOutboxComponents;
+import io.retryoutbox.message.MessageFilter;
+import io.retryoutbox.message.OutboxRepair;
+import io.retryoutbox.message.OutboxRepair.BulkResult;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
 import io.retryoutbox.testsupport.TestDatabase;
@@ -43,7 +44,7 @@ class BulkOperationsBenchmark {
 					"retry-outbox.destinations.other.base-url=http://localhost:1/", "retry-outbox.relay.enabled=false",
 					"spring.datasource.hikari.maximum-pool-size=8")
 			.run((context) -> {
-				JdbcOutboxAdmin admin = context.getBean(JdbcOutboxAdmin.class);
+				OutboxRepair admin = context.getBean(OutboxRepair.class);
 				OutboxRows.insertDead(context, "api", DEAD, "ATTEMPTS_EXHAUSTED", Duration.ofHours(1));
 				enqueues(context, 500);
 				double[] alone = enqueues(context, 2000);
@@ -58,12 +59,14 @@ class BulkOperationsBenchmark {
 				BenchmarkResults.write(String.format(
 						"replay of 10^5 dead messages: %d call(s) of %s s, %.0f rows/s, %.0f ms per chunk of %d",
 						replayCalls.size(), seconds(replayCalls), DEAD / sum(replayCalls),
-						sum(replayCalls) * 1000 / (DEAD / JdbcOutboxAdmin.CHUNK_SIZE), JdbcOutboxAdmin.CHUNK_SIZE));
+						sum(replayCalls) * 1000 / (DEAD / JdbcOutboxComponents.REPAIR_CHUNK_SIZE),
+						JdbcOutboxComponents.REPAIR_CHUNK_SIZE));
 				BenchmarkResults.report("enqueue transaction during that replay", duringReplay);
 				BenchmarkResults.write(String.format(
 						"discard of 10^5 dead messages: %d call(s) of %s s, %.0f rows/s, %.0f ms per chunk of %d",
 						discardCalls.size(), seconds(discardCalls), DEAD / sum(discardCalls),
-						sum(discardCalls) * 1000 / (DEAD / JdbcOutboxAdmin.CHUNK_SIZE), JdbcOutboxAdmin.CHUNK_SIZE));
+						sum(discardCalls) * 1000 / (DEAD / JdbcOutboxComponents.REPAIR_CHUNK_SIZE),
+						JdbcOutboxComponents.REPAIR_CHUNK_SIZE));
 				BenchmarkResults.report("enqueue transaction during that discard", duringDiscard);
 				assertThat(count(context, "status = 'PENDING' AND attempts = 0")).isEqualTo(DEAD);
 				assertThat(count(context, "status = 'DEAD'")).isZero();

@@ -2,7 +2,8 @@ package io.retryoutbox.actuate.autoconfigure;
 
 import io.retryoutbox.actuate.OutboxEndpoint;
 import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
+import io.retryoutbox.message.OutboxReadModel;
+import io.retryoutbox.message.OutboxRepair;
 import io.retryoutbox.relay.OutboxRelay;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -21,7 +22,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = RetryOutboxAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
-@ConditionalOnBean(JdbcOutboxAdmin.class)
+@ConditionalOnBean({ OutboxReadModel.class, OutboxRepair.class })
 @EnableConfigurationProperties(OutboxEndpointProperties.class)
 public final class OutboxEndpointAutoConfiguration {
 
@@ -30,9 +31,9 @@ public final class OutboxEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint(OutboxEndpoint.class)
-	OutboxEndpoint outboxEndpoint(JdbcOutboxAdmin admin, OutboxEndpointProperties properties,
+	OutboxEndpoint outboxEndpoint(OutboxReadModel readModel, OutboxRepair repair, OutboxEndpointProperties properties,
 			ObjectProvider<OutboxRelay> relay) {
-		return new OutboxEndpoint(admin, properties.getShowValues(), properties.getRoles(),
+		return new OutboxEndpoint(readModel, repair, properties.getShowValues(), properties.getRoles(),
 				() -> relay.ifAvailable(OutboxRelay::wakeUp));
 	}
 

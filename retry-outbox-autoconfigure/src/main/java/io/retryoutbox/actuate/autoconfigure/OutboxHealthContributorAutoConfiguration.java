@@ -2,7 +2,7 @@ package io.retryoutbox.actuate.autoconfigure;
 
 import io.retryoutbox.actuate.OutboxHealthIndicator;
 import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
+import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.relay.OutboxRelay;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -23,7 +23,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = RetryOutboxAutoConfiguration.class)
 @ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
-@ConditionalOnBean(JdbcOutboxAdmin.class)
+@ConditionalOnBean(OutboxReadModel.class)
 @EnableConfigurationProperties(OutboxHealthProperties.class)
 public final class OutboxHealthContributorAutoConfiguration {
 
@@ -32,9 +32,9 @@ public final class OutboxHealthContributorAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "retryOutboxHealthIndicator")
 	@ConditionalOnEnabledHealthIndicator("retryoutbox")
-	OutboxHealthIndicator retryOutboxHealthIndicator(JdbcOutboxAdmin admin, OutboxHealthProperties properties,
+	OutboxHealthIndicator retryOutboxHealthIndicator(OutboxReadModel readModel, OutboxHealthProperties properties,
 			ObjectProvider<OutboxRelay> relay) {
-		return new OutboxHealthIndicator(admin, relay.getIfAvailable(), new OutboxHealthIndicator.Thresholds(
+		return new OutboxHealthIndicator(readModel, relay.getIfAvailable(), new OutboxHealthIndicator.Thresholds(
 				properties.getMaxLag(), properties.getMaxDead(), properties.getThresholdStatus()));
 	}
 

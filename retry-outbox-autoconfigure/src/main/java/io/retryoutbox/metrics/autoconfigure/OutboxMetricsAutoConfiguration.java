@@ -2,7 +2,7 @@ package io.retryoutbox.metrics.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
-import io.retryoutbox.jdbc.JdbcOutboxAdmin;
+import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.metrics.OutboxGauges;
 import io.retryoutbox.metrics.OutboxMeters;
 
@@ -23,7 +23,7 @@ import org.springframework.context.annotation.Bean;
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
 				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration" })
 @ConditionalOnClass(MeterRegistry.class)
-@ConditionalOnBean({ JdbcOutboxAdmin.class, MeterRegistry.class })
+@ConditionalOnBean({ OutboxReadModel.class, MeterRegistry.class })
 @EnableConfigurationProperties(OutboxMetricsProperties.class)
 public final class OutboxMetricsAutoConfiguration {
 
@@ -35,8 +35,9 @@ public final class OutboxMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	OutboxGauges retryOutboxGauges(JdbcOutboxAdmin admin, MeterRegistry registry, OutboxMetricsProperties properties) {
-		return new OutboxGauges(admin, registry, properties.getGaugeInterval());
+	OutboxGauges retryOutboxGauges(OutboxReadModel readModel, MeterRegistry registry,
+			OutboxMetricsProperties properties) {
+		return new OutboxGauges(readModel, registry, properties.getGaugeInterval());
 	}
 
 }

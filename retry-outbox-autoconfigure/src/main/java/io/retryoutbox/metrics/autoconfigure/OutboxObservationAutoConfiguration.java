@@ -2,7 +2,7 @@ package io.retryoutbox.metrics.autoconfigure;
 
 import io.micrometer.observation.ObservationRegistry;
 import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
-import io.retryoutbox.jdbc.JdbcOutboxStore;
+import io.retryoutbox.Outbox;
 import io.retryoutbox.metrics.ObservingAttemptObserver;
 import io.retryoutbox.metrics.ObservingEnqueueObserver;
 import io.retryoutbox.metrics.OutboxAttemptObservationConvention;
@@ -25,7 +25,7 @@ import org.springframework.context.annotation.Bean;
 		"org.springframework.boot.micrometer.tracing.brave.autoconfigure.BraveAutoConfiguration",
 		"org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration" })
 @ConditionalOnClass(ObservationRegistry.class)
-@ConditionalOnBean({ JdbcOutboxStore.class, ObservationRegistry.class })
+@ConditionalOnBean({ Outbox.class, ObservationRegistry.class })
 public final class OutboxObservationAutoConfiguration {
 
 	@Bean

@@ -4,7 +4,7 @@ import io.retryoutbox.Outbox;
 import io.retryoutbox.actuate.OutboxEndpoint;
 import io.retryoutbox.actuate.OutboxHealthIndicator;
 import io.retryoutbox.autoconfigure.OutboxRetentionAutoConfiguration;
-import io.retryoutbox.jdbc.JdbcOutboxStore;
+import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.metrics.ObservingAttemptObserver;
 import io.retryoutbox.metrics.OutboxGauges;
 import io.retryoutbox.metrics.autoconfigure.OutboxMetricsAutoConfiguration;
@@ -71,7 +71,7 @@ class OperationsAutoConfigurationTests {
 			.withPropertyValues("management.endpoints.web.exposure.include=outbox")
 			.run((context) -> assertThat(context).hasNotFailed()
 				.hasSingleBean(Outbox.class)
-				.hasSingleBean(JdbcOutboxStore.class)
+				.hasSingleBean(OutboxStore.class)
 				.doesNotHaveBean(OutboxEndpoint.class)
 				.doesNotHaveBean(OutboxHealthIndicator.class)
 				.doesNotHaveBean(OutboxGauges.class));

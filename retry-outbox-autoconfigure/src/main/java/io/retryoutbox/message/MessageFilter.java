@@ -1,4 +1,4 @@
-package io.retryoutbox.jdbc;
+package io.retryoutbox.message;
 
 import java.time.Instant;
 
@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * @param from the earliest enqueue time, inclusive
  * @param to the latest enqueue time, exclusive
  */
-public record MessageFilter(@Nullable String status, @Nullable String destination, @Nullable String orderingKey,
+public record MessageFilter(@Nullable MessageStatus status, @Nullable String destination, @Nullable String orderingKey,
 		@Nullable String deadReason, @Nullable Instant from, @Nullable Instant to) {
 
 	/**

@@ -1,4 +1,4 @@
-package io.retryoutbox.jdbc;
+package io.retryoutbox.message;
 
 import java.time.Instant;
 
@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * before it
  * @param startedAt when the attempt started, or when the message was replayed
  * @param durationMillis how long the attempt took, or {@code null}
- * @param outcome {@code DELIVERED}, {@code RETRY}, {@code DEAD} or {@code REPLAYED}
+ * @param outcome what the attempt came to, or {@code REPLAYED}
  * @param statusCode the HTTP status received, or {@code null}
  * @param errorCode the error code found in the response body, or {@code null}
  * @param error a description of the failure, or {@code null}
@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * {@code null}
  * @param actor who replayed the message, or {@code null}
  */
-public record StoredAttempt(int attempt, Instant startedAt, @Nullable Long durationMillis, String outcome,
+public record StoredAttempt(int attempt, Instant startedAt, @Nullable Long durationMillis, AttemptOutcome outcome,
 		@Nullable Integer statusCode, @Nullable String errorCode, @Nullable String error,
 		@Nullable String responseSnippet, @Nullable Long delayMillis, @Nullable String delayReason,
 		@Nullable String actor) {

@@ -1,4 +1,4 @@
-package io.retryoutbox.jdbc;
+package io.retryoutbox.support;
 
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;

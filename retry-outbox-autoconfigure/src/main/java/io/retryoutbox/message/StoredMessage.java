@@ -1,4 +1,4 @@
-package io.retryoutbox.jdbc;
+package io.retryoutbox.message;
 
 import java.time.Instant;
 import java.util.List;
@@ -32,8 +32,8 @@ import org.jspecify.annotations.Nullable;
  * @param traceParent the W3C traceparent of the enqueuing request, or {@code null}
  */
 public record StoredMessage(UUID id, String destination, String method, String path, Map<String, List<String>> headers,
-		@Nullable String contentType, long bodySize, @Nullable String orderingKey, String idempotencyKey, String status,
-		int attempts, Instant createdAt, Instant nextAttemptAt, @Nullable Instant lastAttemptAt,
+		@Nullable String contentType, long bodySize, @Nullable String orderingKey, String idempotencyKey,
+		MessageStatus status, int attempts, Instant createdAt, Instant nextAttemptAt, @Nullable Instant lastAttemptAt,
 		@Nullable Integer lastStatusCode, @Nullable String lastErrorCode, @Nullable String lastError,
 		@Nullable String deadReason, @Nullable Instant deliveredAt, @Nullable String traceParent) {
 

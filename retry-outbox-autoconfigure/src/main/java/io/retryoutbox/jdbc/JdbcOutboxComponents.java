@@ -1,0 +1,137 @@
+package io.retryoutbox.jdbc;
+
+import java.time.Duration;
+import java.util.Collection;
+
+import javax.sql.DataSource;
+
+import io.retryoutbox.Outbox;
+import io.retryoutbox.message.OutboxReadModel;
+import io.retryoutbox.message.OutboxRepair;
+import io.retryoutbox.relay.OutboxStore;
+import io.retryoutbox.retention.OutboxRetention;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Makes the outbox's parts on one PostgreSQL database: the {@link Outbox} that enqueues,
+ * the relay's {@link OutboxStore}, the operator's {@link OutboxReadModel} and
+ * {@link OutboxRepair}, and the {@link OutboxRetention}. They share one owner of per-key
+ * order, so the rules of a message's life are written once; the JDBC classes themselves
+ * stay package-private.
+ */
+public final class JdbcOutboxComponents {
+
+	/**
+	 * The number of rows one statement of a bulk replay or discard touches at most.
+	 */
+	public static final int REPAIR_CHUNK_SIZE = 1000;
+
+	private final DataSource dataSource;
+
+	private final OutboxTables tables;
+
+	private final JsonMapper jsonMapper;
+
+	private final AttemptLog attemptLog;
+
+	private final OrderingKeys keys;
+
+	private final JdbcOutboxStore store;
+
+	/**
+	 * Creates the parts' common ground.
+	 * @param dataSource the database
+	 * @param tables the names of the outbox tables
+	 * @param jsonMapper reads and writes headers and JSON bodies
+	 * @param attemptLog whether and how attempts are logged
+	 */
+	public JdbcOutboxComponents(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper,
+			AttemptLog attemptLog) {
+		this.dataSource = dataSource;
+		this.tables = tables;
+		this.jsonMapper = jsonMapper;
+		this.attemptLog = attemptLog;
+		this.keys = new OrderingKeys(dataSource, tables);
+		this.store = new JdbcOutboxStore(dataSource, tables, jsonMapper, this.keys, attemptLog);
+	}
+
+	/**
+	 * The store the relay claims from and completes to.
+	 * @return the store
+	 */
+	public OutboxStore store() {
+		return this.store;
+	}
+
+	/**
+	 * An outbox that enqueues in the caller's transaction.
+	 * @param settings what requests are accepted and how they are keyed
+	 * @param afterCommit run after a transaction that enqueued commits, e.g. to wake the
+	 * relay
+	 * @param observer watches each enqueue, e.g. to store the trace context
+	 * @return the outbox
+	 */
+	public Outbox outbox(EnqueueSettings settings, Runnable afterCommit, EnqueueObserver observer) {
+		return new JdbcOutbox(this.keys, settings, this.jsonMapper, afterCommit, observer);
+	}
+
+	/**
+	 * The operator's read model.
+	 * @param destinations the destinations this instance configures
+	 * @return the read model
+	 */
+	public OutboxReadModel readModel(Collection<String> destinations) {
+		return new JdbcOutboxReadModel(this.dataSource, this.tables, this.jsonMapper, destinations);
+	}
+
+	/**
+	 * The operator's repair.
+	 * @param timeBudget how long a bulk operation may run before it returns what it did
+	 * so far, so that a request to replay many rows does not time out
+	 * @return the repair
+	 */
+	public OutboxRepair repair(Duration timeBudget) {
+		return new JdbcOutboxRepair(this.keys, this.attemptLog.enabled(), timeBudget);
+	}
+
+	/**
+	 * The retention.
+	 * @param chunkSize the largest number of messages one statement deletes
+	 * @return the retention
+	 */
+	public OutboxRetention retention(int chunkSize) {
+		return new JdbcOutboxRetention(this.dataSource, this.tables, chunkSize);
+	}
+
+	/**
+	 * Whether and how attempts are logged in the attempt log table.
+	 *
+	 * @param enabled whether each attempt (and each replay) is logged
+	 * @param responseSnippetSize the largest number of bytes kept of an error response
+	 * body
+	 */
+	public record AttemptLog(boolean enabled, int responseSnippetSize) {
+
+		/**
+		 * Logging on, with 1KB response snippets.
+		 */
+		public static final AttemptLog DEFAULTS = new AttemptLog(true, 1024);
+
+	}
+
+	/**
+	 * What requests the outbox accepts.
+	 *
+	 * @param destinations the configured destination names
+	 * @param maxBodySize the largest body accepted
+	 * @param idempotencyKeyHeader the name of the idempotency key header
+	 * @param requireTransaction whether an active transaction is required
+	 */
+	public record EnqueueSettings(Collection<String> destinations, DataSize maxBodySize, String idempotencyKeyHeader,
+			boolean requireTransaction) {
+
+	}
+
+}
