@@ -52,18 +52,19 @@ public final class JdbcOutboxAdmin {
 	 * holding its key, so the key's later messages wait until it is replayed or
 	 * discarded.
 	 */
-	private static final String PARKED_KEYS = """
+	static final String PARKED_KEYS = """
 			SELECT DISTINCT ordering_key FROM %1$s
 			WHERE is_head AND holds_key AND NOT releasing AND status = 'DEAD'
 			""";
 
 	/**
-	 * Every figure comes from a partial index (due, lease, dead) or a small set of rows,
-	 * never from the delivered ones. Lag counts only claimable messages (heads and
-	 * unkeyed ones): a message waiting behind its key's head is not due, whatever its own
-	 * due time says.
+	 * Every figure comes from a partial index (unfinished, lease, dead, due), never from
+	 * the delivered rows, so health and the gauges cost the same however many of those
+	 * retention keeps ({@code StatsQueryPlanTests}). Lag counts only claimable messages
+	 * (heads and unkeyed ones): a message waiting behind its key's head is not due,
+	 * whatever its own due time says.
 	 */
-	private static final String STATS = """
+	static final String STATS = """
 			SELECT
 				(SELECT count(*) FROM %1$s WHERE status = 'PENDING') AS pending,
 				(SELECT count(*) FROM %1$s WHERE status = 'IN_FLIGHT') AS in_flight,
@@ -78,6 +79,10 @@ public final class JdbcOutboxAdmin {
 					WHERE status = 'PENDING' AND destination <> ALL (:destinations)) AS unknown_destination
 			""";
 
+	/**
+	 * Reads every retained row, delivered ones too: only the endpoint's summary asks for
+	 * it, on an operator's request, never health or the gauges.
+	 */
 	private static final String COUNTS = """
 			SELECT destination, status, count(*) AS count FROM %s GROUP BY destination, status
 			""";
