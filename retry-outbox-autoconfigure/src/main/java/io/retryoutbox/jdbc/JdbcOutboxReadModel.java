@@ -50,10 +50,11 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 			""";
 
 	/**
-	 * Every figure comes from a partial index (due, lease, dead) or a small set of rows,
-	 * never from the delivered ones. Lag counts only claimable messages (heads and
-	 * unkeyed ones, of destinations this instance knows): a message waiting behind its
-	 * key's head is not due, whatever its own due time says.
+	 * Every figure comes from a partial index (unfinished, lease, dead, due), never from
+	 * the delivered rows, so health and the gauges cost the same however many of those
+	 * retention keeps ({@code StatsQueryPlanTests}). Lag counts only claimable messages
+	 * (heads and unkeyed ones, of destinations this instance knows): a message waiting
+	 * behind its key's head is not due, whatever its own due time says.
 	 */
 	static final String STATS = """
 			SELECT
@@ -70,6 +71,10 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 					WHERE status = {PENDING} AND destination <> ALL (:destinations)) AS unknown_destination
 			""".formatted(PARKED_KEYS);
 
+	/**
+	 * Reads every retained row, delivered ones too: only the endpoint's summary asks for
+	 * it, on an operator's request, never health or the gauges.
+	 */
 	private static final String COUNTS = """
 			SELECT destination, status, count(*) AS count FROM {message} GROUP BY destination, status
 			""";
