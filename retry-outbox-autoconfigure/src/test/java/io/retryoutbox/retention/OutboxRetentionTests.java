@@ -183,6 +183,26 @@ class OutboxRetentionTests {
 		});
 	}
 
+	@Test
+	void keepsADeliveredMessageUntilItsKeyIsReleasedSoThatTheKeysNextMessageStillGoes() {
+		this.runner.withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
+			UUID head = OutboxRows.insert(context, "PENDING", "k", Duration.ofDays(-1));
+			UUID next = OutboxRows.insert(context, "PENDING", "k", Duration.ofDays(-1));
+			// Delivered long ago, but its relay has not released the key yet.
+			OutboxContexts.jdbc(context).sql("""
+					UPDATE retry_outbox_message SET status = 'DELIVERED', releasing = true,
+						delivered_at = now() - interval '30 days'
+					WHERE id = ?
+					""").param(head).update();
+			JdbcOutboxComponents jdbc = context.getBean(JdbcOutboxComponents.class);
+			OutboxRetention retention = jdbc.retention(10);
+			assertThat(retention.deleteDelivered(Duration.ofDays(7))).isZero();
+			assertThat(jdbc.store().releaseKeys()).isOne();
+			assertThat(isHead(context, next)).isTrue();
+			assertThat(retention.deleteDelivered(Duration.ofDays(7))).isOne();
+		});
+	}
+
 	private static boolean isHead(AssertableApplicationContext context, UUID id) {
 		return OutboxContexts.jdbc(context)
 			.sql("SELECT is_head FROM retry_outbox_message WHERE id = ?")
