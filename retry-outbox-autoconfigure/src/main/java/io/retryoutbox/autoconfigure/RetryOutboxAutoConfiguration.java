@@ -11,7 +11,7 @@ import javax.sql.DataSource;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.RelayWebClientCustomizer;
 import io.retryoutbox.RetryPolicy;
-import io.retryoutbox.jdbc.EnqueueObserver;
+import io.retryoutbox.message.EnqueueObserver;
 import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.jdbc.OutboxSchemaInitializer;
 import io.retryoutbox.jdbc.OutboxTables;

@@ -7,8 +7,9 @@ import java.util.Set;
 import java.util.UUID;
 
 import io.retryoutbox.Outbox;
-import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.OutboxRequest.Body;
+import io.retryoutbox.OutboxRequest;
+import io.retryoutbox.message.EnqueueObserver;
 import io.retryoutbox.support.HttpRequestRules;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;

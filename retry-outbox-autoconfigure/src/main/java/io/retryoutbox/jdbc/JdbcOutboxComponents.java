@@ -6,6 +6,7 @@ import java.util.Collection;
 import javax.sql.DataSource;
 
 import io.retryoutbox.Outbox;
+import io.retryoutbox.message.EnqueueObserver;
 import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.message.OutboxRepair;
 import io.retryoutbox.relay.OutboxStore;

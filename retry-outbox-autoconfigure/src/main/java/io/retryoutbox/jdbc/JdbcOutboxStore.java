@@ -13,6 +13,7 @@ import javax.sql.DataSource;
 
 import io.retryoutbox.message.Claim;
 import io.retryoutbox.message.ClaimedMessage;
+import io.retryoutbox.message.EnqueueObserver;
 import io.retryoutbox.message.Outcome;
 import io.retryoutbox.message.UnreadableMessage;
 import io.retryoutbox.relay.OutboxStore;

@@ -1,7 +1,5 @@
 package io.retryoutbox.message;
 
-import io.retryoutbox.RetryDecision;
-
 /**
  * What one row of the attempt log records: an attempt's outcome, or an operator's replay.
  */
@@ -20,15 +18,18 @@ public enum AttemptOutcome {
 	REPLAYED;
 
 	/**
-	 * The outcome of an attempt the policy decided on.
-	 * @param decision the decision
+	 * What the attempt log records for an attempt after which the message has this
+	 * status: the one place where a {@code PENDING} message reads as a retry.
+	 * @param status the message's status after the attempt
 	 * @return the outcome
 	 */
-	public static AttemptOutcome of(RetryDecision decision) {
-		if (decision instanceof RetryDecision.Delivered) {
-			return DELIVERED;
-		}
-		return (decision instanceof RetryDecision.Retry) ? RETRY : DEAD;
+	public static AttemptOutcome after(MessageStatus status) {
+		return switch (status) {
+			case PENDING -> RETRY;
+			case DELIVERED -> DELIVERED;
+			case DEAD -> DEAD;
+			case IN_FLIGHT -> throw new IllegalArgumentException("An attempt never ends IN_FLIGHT");
+		};
 	}
 
 }

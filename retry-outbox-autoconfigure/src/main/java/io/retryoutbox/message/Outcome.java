@@ -38,7 +38,7 @@ public record Outcome(UUID id, RetryDecision decision, boolean releasesKey, @Nul
 	 * @return the attempt outcome
 	 */
 	public AttemptOutcome attemptOutcome() {
-		return AttemptOutcome.of(this.decision);
+		return AttemptOutcome.after(status());
 	}
 
 	/**

@@ -8,7 +8,7 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
 import io.retryoutbox.OutboxRequest;
-import io.retryoutbox.jdbc.EnqueueObserver;
+import io.retryoutbox.message.EnqueueObserver;
 import org.jspecify.annotations.Nullable;
 
 /**

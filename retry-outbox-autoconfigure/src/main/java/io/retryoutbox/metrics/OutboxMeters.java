@@ -13,7 +13,7 @@ import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.message.ClaimedMessage;
 import io.retryoutbox.message.MessageStatus;
 import io.retryoutbox.message.Outcome;
-import io.retryoutbox.jdbc.EnqueueObserver;
+import io.retryoutbox.message.EnqueueObserver;
 import io.retryoutbox.relay.AttemptObserver;
 import reactor.core.publisher.Mono;
 

@@ -1,4 +1,4 @@
-package io.retryoutbox.jdbc;
+package io.retryoutbox.message;
 
 import java.util.HashMap;
 import java.util.List;
