@@ -13,9 +13,9 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 import org.springframework.scheduling.support.TaskUtils;
 
 /**
- * The one way the outbox runs background work: a single named daemon thread that its
- * owner starts in its own {@code start()} and stops in its own {@code stop()}, never at
- * construction.
+ * The one way the outbox runs background work: a single named thread, a daemon unless
+ * asked otherwise, that its owner starts in its own {@code start()} and stops in its own
+ * {@code stop()}, never at construction.
  * <p>
  * It runs periodic tasks at a fixed delay, one-shot tasks now or after a delay, and loop
  * tasks that block until they are stopped. Each {@link #start()} creates a fresh
@@ -24,6 +24,8 @@ import org.springframework.scheduling.support.TaskUtils;
 public final class BackgroundWorker {
 
 	private final String threadNamePrefix;
+
+	private final boolean daemon;
 
 	private final List<Future<?>> periodic = new CopyOnWriteArrayList<>();
 
@@ -38,7 +40,20 @@ public final class BackgroundWorker {
 	 * {@code retry-outbox-relay-}
 	 */
 	public BackgroundWorker(String threadNamePrefix) {
+		this(threadNamePrefix, true);
+	}
+
+	/**
+	 * Creates a worker; its thread is created when it first has something to run after
+	 * {@link #start()}.
+	 * @param threadNamePrefix the prefix of its thread's name, e.g.
+	 * {@code retry-outbox-relay-}
+	 * @param daemon whether its thread is a daemon; if not, the JVM keeps running while
+	 * the worker is started, as it does for a web server
+	 */
+	public BackgroundWorker(String threadNamePrefix, boolean daemon) {
 		this.threadNamePrefix = threadNamePrefix;
+		this.daemon = daemon;
 	}
 
 	/**
@@ -50,7 +65,7 @@ public final class BackgroundWorker {
 		}
 		ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
 		scheduler.setThreadNamePrefix(this.threadNamePrefix);
-		scheduler.setDaemon(true);
+		scheduler.setDaemon(this.daemon);
 		// A one-shot task still waiting for its delay when the worker stops never runs.
 		scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
 		scheduler.setRemoveOnCancelPolicy(true);

@@ -61,6 +61,21 @@ class BackgroundWorkerTests {
 	}
 
 	@Test
+	void runsOnAThreadThatKeepsTheJvmAliveWhenAskedTo() {
+		BackgroundWorker worker = new BackgroundWorker(PREFIX, false);
+		AtomicReference<Thread> ran = new AtomicReference<>();
+		worker.start();
+		try {
+			worker.submit(() -> ran.set(Thread.currentThread()));
+			await().atMost(Duration.ofSeconds(5)).until(() -> ran.get() != null);
+			assertThat(ran.get().isDaemon()).isFalse();
+		}
+		finally {
+			worker.stop(Duration.ZERO);
+		}
+	}
+
+	@Test
 	void repeatsAPeriodicTaskAfterItsInitialDelay() {
 		AtomicInteger runs = new AtomicInteger();
 		this.worker.start();
