@@ -12,7 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
-import io.retryoutbox.jdbc.PostgresWakeupListener;
+import io.retryoutbox.notify.PostgresWakeupListener;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;

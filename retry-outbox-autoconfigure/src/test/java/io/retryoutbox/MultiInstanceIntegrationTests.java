@@ -11,7 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
-import io.retryoutbox.jdbc.PostgresWakeupListener;
+import io.retryoutbox.notify.PostgresWakeupListener;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;

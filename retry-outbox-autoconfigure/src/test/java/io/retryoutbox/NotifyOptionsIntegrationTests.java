@@ -10,8 +10,8 @@ import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
 
-import io.retryoutbox.jdbc.PostgresNotifier;
-import io.retryoutbox.jdbc.PostgresWakeupListener;
+import io.retryoutbox.notify.PostgresNotifier;
+import io.retryoutbox.notify.PostgresWakeupListener;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.UUID;
 
 import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
-import io.retryoutbox.jdbc.PostgresWakeupListener;
+import io.retryoutbox.notify.PostgresWakeupListener;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;

@@ -12,9 +12,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -24,6 +21,7 @@ import io.retryoutbox.message.Claim;
 import io.retryoutbox.message.ClaimedMessage;
 import io.retryoutbox.message.Outcome;
 import io.retryoutbox.message.UnreadableMessage;
+import io.retryoutbox.support.BackgroundWorker;
 import io.retryoutbox.support.HttpRequestRules;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -33,7 +31,6 @@ import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 
 import org.springframework.context.SmartLifecycle;
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 import org.springframework.util.Assert;
 import org.springframework.web.reactive.function.client.WebClient;
 
@@ -41,10 +38,11 @@ import org.springframework.web.reactive.function.client.WebClient;
  * Claims due outbox messages, sends them and records what the {@link RetryPolicy}
  * decided.
  * <p>
- * It owns a single scheduler thread, so it needs no {@code @EnableScheduling}. Messages
- * are claimed whenever a sending slot is free and their outcomes are written in batches
- * as they arrive, so one slow request never holds up the others. A retry is a new due
- * time on the row, never a sleeping thread, so stopping never waits for a backoff.
+ * It owns its background threads (a poller and a lease keeper, see
+ * {@link BackgroundWorker}), so it needs no {@code @EnableScheduling}. Messages are
+ * claimed whenever a sending slot is free and their outcomes are written in batches as
+ * they arrive, so one slow request never holds up the others. A retry is a new due time
+ * on the row, never a sleeping thread, so stopping never waits for a backoff.
  */
 public final class OutboxRelay implements SmartLifecycle {
 
@@ -76,6 +74,13 @@ public final class OutboxRelay implements SmartLifecycle {
 	// its lease.
 	private final Set<UUID> held = ConcurrentHashMap.newKeySet();
 
+	// Not a daemon, so that an application that only relays (no web server) keeps
+	// running.
+	private final BackgroundWorker poller = new BackgroundWorker("retry-outbox-relay-", false);
+
+	// Its own thread, so that leases are extended while a poll or the shutdown waits.
+	private final BackgroundWorker leaseKeeper = new BackgroundWorker("retry-outbox-lease-");
+
 	private volatile Disposable.Composite sending = Disposables.composite();
 
 	private volatile boolean running;
@@ -85,13 +90,7 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private boolean autoStartup = true;
 
-	private volatile @Nullable ScheduledExecutorService executor;
-
-	private volatile @Nullable ScheduledExecutorService leaseKeeper;
-
 	private volatile long lastRecovery;
-
-	private volatile @Nullable ScheduledFuture<?> polling;
 
 	private volatile @Nullable RuntimeException lastPollError;
 
@@ -134,11 +133,10 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * @return the state
 	 */
 	public State getState() {
-		ScheduledFuture<?> polling = this.polling;
 		if (!this.running) {
 			return State.STOPPED;
 		}
-		if (polling != null && polling.isDone()) {
+		if (this.poller.hasFailed()) {
 			return State.FAILED;
 		}
 		return this.polled ? State.RUNNING : State.STARTING;
@@ -157,14 +155,9 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * wake-up is pending are coalesced.
 	 */
 	public void wakeUp() {
-		ScheduledExecutorService executor = this.executor;
-		if (this.running && this.polled && executor != null && this.wakePending.compareAndSet(false, true)) {
-			try {
-				executor.execute(this::poll);
-			}
-			catch (RuntimeException ex) {
-				this.wakePending.set(false);
-			}
+		if (this.running && this.polled && this.wakePending.compareAndSet(false, true)
+				&& !this.poller.submit(this::poll)) {
+			this.wakePending.set(false);
 		}
 	}
 
@@ -187,35 +180,26 @@ public final class OutboxRelay implements SmartLifecycle {
 		if (this.running) {
 			return;
 		}
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("retry-outbox-relay-");
-		threads.setDaemon(true);
-		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, threads);
-		executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-		ScheduledThreadPoolExecutor leaseKeeper = new ScheduledThreadPoolExecutor(1,
-				new CustomizableThreadFactory("retry-outbox-lease-"));
-		leaseKeeper.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
 		this.sending = Disposables.composite();
 		this.polled = false;
-		this.executor = executor;
-		this.leaseKeeper = leaseKeeper;
+		this.poller.start();
+		this.leaseKeeper.start();
 		this.running = true;
-		this.polling = executor.scheduleWithFixedDelay(this::poll, this.settings.startDelay().toMillis(),
-				this.settings.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
-		long extendEvery = Math.max(1, this.settings.leaseTimeout().toMillis() / 3);
-		leaseKeeper.scheduleWithFixedDelay(this::extendLeases, extendEvery, extendEvery, TimeUnit.MILLISECONDS);
+		this.poller.repeat(this.settings.startDelay(), this.settings.pollInterval(), this::poll);
+		Duration extendEvery = Duration.ofMillis(Math.max(1, this.settings.leaseTimeout().toMillis() / 3));
+		this.leaseKeeper.repeat(extendEvery, extendEvery, this::extendLeases);
 	}
 
 	@Override
 	public synchronized void stop() {
 		this.running = false;
-		ScheduledExecutorService executor = this.executor;
-		if (executor == null) {
+		if (!this.poller.isStarted()) {
 			return;
 		}
 		try {
 			long deadline = System.nanoTime() + this.settings.shutdownTimeout().toNanos();
-			executor.shutdown();
-			executor.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+			// A poll under way may finish before the deadline; then it is interrupted.
+			this.poller.stop(this.settings.shutdownTimeout());
 			// Let in-flight requests finish: every slot back means nothing is in flight.
 			int concurrency = this.settings.concurrency();
 			if (this.slots.tryAcquire(concurrency, deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
@@ -226,14 +210,8 @@ public final class OutboxRelay implements SmartLifecycle {
 			Thread.currentThread().interrupt();
 		}
 		finally {
-			executor.shutdownNow();
 			this.sending.dispose();
-			this.executor = null;
-			ScheduledExecutorService leaseKeeper = this.leaseKeeper;
-			if (leaseKeeper != null) {
-				leaseKeeper.shutdownNow();
-				this.leaseKeeper = null;
-			}
+			this.leaseKeeper.stop(Duration.ZERO);
 			try {
 				writeCompleted();
 			}

@@ -1,14 +1,8 @@
 package io.retryoutbox.support;
 
 import java.time.Duration;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * Runs a task at a fixed delay on a daemon thread of its own while the application
@@ -17,13 +11,11 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  */
 public abstract class PeriodicLifecycle implements SmartLifecycle {
 
-	private final String threadNamePrefix;
+	private final BackgroundWorker worker;
 
 	private final Duration initialDelay;
 
 	private final Duration interval;
-
-	private volatile @Nullable ScheduledExecutorService executor;
 
 	/**
 	 * Creates a lifecycle.
@@ -32,7 +24,7 @@ public abstract class PeriodicLifecycle implements SmartLifecycle {
 	 * @param interval the delay between the end of one run and the start of the next
 	 */
 	protected PeriodicLifecycle(String threadNamePrefix, Duration initialDelay, Duration interval) {
-		this.threadNamePrefix = threadNamePrefix;
+		this.worker = new BackgroundWorker(threadNamePrefix);
 		this.initialDelay = initialDelay;
 		this.interval = interval;
 	}
@@ -43,27 +35,24 @@ public abstract class PeriodicLifecycle implements SmartLifecycle {
 	public abstract void run();
 
 	@Override
-	public void start() {
-		CustomizableThreadFactory threads = new CustomizableThreadFactory(this.threadNamePrefix);
-		threads.setDaemon(true);
-		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, threads);
-		executor.scheduleWithFixedDelay(this::run, this.initialDelay.toMillis(), this.interval.toMillis(),
-				TimeUnit.MILLISECONDS);
-		this.executor = executor;
+	public synchronized void start() {
+		if (this.worker.isStarted()) {
+			return;
+		}
+		this.worker.start();
+		this.worker.repeat(this.initialDelay, this.interval, this::run);
 	}
 
 	@Override
-	public void stop() {
-		ScheduledExecutorService executor = this.executor;
-		if (executor != null) {
-			executor.shutdownNow();
-			this.executor = null;
-		}
+	public synchronized void stop() {
+		// Nothing is lost by interrupting a run: the task runs again after the next
+		// start.
+		this.worker.stop(Duration.ZERO);
 	}
 
 	@Override
 	public boolean isRunning() {
-		return this.executor != null;
+		return this.worker.isStarted();
 	}
 
 }

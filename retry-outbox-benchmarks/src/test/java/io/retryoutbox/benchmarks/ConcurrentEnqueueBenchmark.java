@@ -15,7 +15,7 @@ import java.util.concurrent.Future;
 
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
-import io.retryoutbox.jdbc.PostgresNotifier;
+import io.retryoutbox.notify.PostgresNotifier;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;

@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
-import io.retryoutbox.jdbc.PostgresWakeupListener;
+import io.retryoutbox.notify.PostgresWakeupListener;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;

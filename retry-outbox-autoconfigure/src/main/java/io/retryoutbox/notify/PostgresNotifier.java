@@ -1,20 +1,18 @@
-package io.retryoutbox.jdbc;
+package io.retryoutbox.notify;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.sql.DataSource;
 
+import io.retryoutbox.support.BackgroundWorker;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.beans.factory.DisposableBean;
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
+import org.springframework.context.SmartLifecycle;
 
 /**
  * Tells the relays of other instances that messages were committed, with a PostgreSQL
@@ -25,8 +23,11 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * a notification inside every business transaction would cap the application's write
  * throughput. Requests are coalesced instead: at most one notification per
  * {@code minInterval}, however many transactions committed.
+ * <p>
+ * Its thread starts with the application context; a notification asked for before then is
+ * sent once it started.
  */
-public final class PostgresNotifier implements DisposableBean {
+public final class PostgresNotifier implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(PostgresNotifier.class);
 
@@ -38,7 +39,7 @@ public final class PostgresNotifier implements DisposableBean {
 
 	private final AtomicBoolean scheduled = new AtomicBoolean();
 
-	private final ScheduledThreadPoolExecutor executor;
+	private final BackgroundWorker worker = new BackgroundWorker("retry-outbox-notify-");
 
 	private volatile long lastSent;
 
@@ -46,9 +47,6 @@ public final class PostgresNotifier implements DisposableBean {
 		this.dataSource = dataSource;
 		this.channel = channel;
 		this.minIntervalNanos = minInterval.toNanos();
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("retry-outbox-notify-");
-		threads.setDaemon(true);
-		this.executor = new ScheduledThreadPoolExecutor(1, threads);
 		this.lastSent = System.nanoTime() - this.minIntervalNanos;
 	}
 
@@ -58,12 +56,8 @@ public final class PostgresNotifier implements DisposableBean {
 	public void requestNotify() {
 		if (this.scheduled.compareAndSet(false, true)) {
 			long wait = Math.max(0, this.lastSent + this.minIntervalNanos - System.nanoTime());
-			try {
-				this.executor.schedule(this::send, wait, TimeUnit.NANOSECONDS);
-			}
-			catch (RuntimeException ex) {
-				this.scheduled.set(false);
-			}
+			// Not started: the request stays pending and start() sends it.
+			this.worker.schedule(Duration.ofNanos(wait), this::send);
 		}
 	}
 
@@ -84,8 +78,34 @@ public final class PostgresNotifier implements DisposableBean {
 	}
 
 	@Override
-	public void destroy() {
-		this.executor.shutdownNow();
+	public synchronized void start() {
+		if (this.worker.isStarted()) {
+			return;
+		}
+		this.worker.start();
+		if (this.scheduled.get()) {
+			this.worker.submit(this::send);
+		}
+	}
+
+	@Override
+	public synchronized void stop() {
+		this.worker.stop(Duration.ZERO);
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.worker.isStarted();
+	}
+
+	/**
+	 * Starts first and stops last, as late as the destroy callback it replaces, so that
+	 * messages enqueued while other components stop still notify.
+	 * @return the lowest phase
+	 */
+	@Override
+	public int getPhase() {
+		return Integer.MIN_VALUE;
 	}
 
 }

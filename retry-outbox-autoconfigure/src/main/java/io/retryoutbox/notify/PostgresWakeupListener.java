@@ -1,4 +1,4 @@
-package io.retryoutbox.jdbc;
+package io.retryoutbox.notify;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -7,9 +7,9 @@ import java.time.Duration;
 
 import javax.sql.DataSource;
 
+import io.retryoutbox.support.BackgroundWorker;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
@@ -26,15 +26,17 @@ public final class PostgresWakeupListener implements SmartLifecycle {
 
 	private static final int RECEIVE_TIMEOUT_MILLIS = 500;
 
+	private static final Duration STOP_TIMEOUT = Duration.ofSeconds(2);
+
 	private final DataSource dataSource;
 
 	private final String channel;
 
 	private final Runnable wakeUp;
 
-	private volatile boolean running;
+	private final BackgroundWorker worker = new BackgroundWorker("retry-outbox-listen-");
 
-	private volatile @Nullable Thread thread;
+	private volatile boolean running;
 
 	private volatile boolean listening;
 
@@ -53,27 +55,19 @@ public final class PostgresWakeupListener implements SmartLifecycle {
 	}
 
 	@Override
-	public void start() {
+	public synchronized void start() {
+		if (this.running) {
+			return;
+		}
 		this.running = true;
-		Thread thread = new Thread(this::run, "retry-outbox-listen");
-		thread.setDaemon(true);
-		this.thread = thread;
-		thread.start();
+		this.worker.start();
+		this.worker.loop(this::run);
 	}
 
 	@Override
-	public void stop() {
+	public synchronized void stop() {
 		this.running = false;
-		Thread thread = this.thread;
-		if (thread != null) {
-			thread.interrupt();
-			try {
-				thread.join(2_000);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
+		this.worker.stop(STOP_TIMEOUT);
 	}
 
 	@Override
