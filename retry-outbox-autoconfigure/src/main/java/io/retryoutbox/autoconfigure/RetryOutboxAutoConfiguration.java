@@ -167,7 +167,8 @@ public final class RetryOutboxAutoConfiguration {
 				OnDead onDead = (destination.getOrdering().getOnDead() != null) ? destination.getOrdering().getOnDead()
 						: properties.getOrdering().getOnDead();
 				destinations.put(name, new RelayDestination(destination.getBaseUrl(), destination.getTimeout(),
-						destination.getHeaders(), onDead));
+						destination.getHeaders(), onDead, new RelayDestination.Flow(destination.getFlow().isAdaptive(),
+								destination.getFlow().getMaxConcurrency())));
 			}
 			catch (IllegalArgumentException ex) {
 				throw new IllegalStateException("Invalid retry-outbox.destinations." + name + ": " + ex.getMessage(),
@@ -210,8 +211,15 @@ public final class RetryOutboxAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
+		RelayConnectionPool retryOutboxRelayConnectionPool(RetryOutboxProperties properties) {
+			return new RelayConnectionPool(properties.getRelay().getConcurrency());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
 		OutboxRelay retryOutboxRelay(OutboxStore store, RetryPolicy retryPolicy, RetryOutboxProperties properties,
-				ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<WebClient.Builder> webClientBuilder,
+				RelayConnectionPool connectionPool, ObjectProvider<JsonMapper> jsonMapper,
+				ObjectProvider<WebClient.Builder> webClientBuilder,
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
 				ObjectProvider<HttpClientSettings> httpClientSettings,
 				ObjectProvider<RelayWebClientCustomizer> customizers,
@@ -222,7 +230,7 @@ public final class RetryOutboxAutoConfiguration {
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
 					: defaultRetryPolicy(properties, jsonMapper);
 			OutboxRelay outboxRelay = new OutboxRelay(store, retryPolicy, fallback,
-					relayWebClient(webClientBuilder, connectorBuilder, httpClientSettings, customizers),
+					relayWebClient(connectionPool, webClientBuilder, connectorBuilder, httpClientSettings, customizers),
 					destinations(properties), properties.getIdempotencyKeyHeader(), settings,
 					AttemptObserver.of(attemptObservers.orderedStream().toList()));
 			outboxRelay.setAutoStartup(!relay.isWaitForReady());
@@ -240,9 +248,12 @@ public final class RetryOutboxAutoConfiguration {
 		 * builder and settings bring SSL, proxy and timeouts. Two things are the relay's
 		 * own: Reactor Netty must not retry failed requests by itself, as the relay is
 		 * the only layer that retries, and redirects are not followed, as a 3xx is a
-		 * terminal answer.
+		 * terminal answer. Its connections come from a pool of the relay's own, as large
+		 * as its concurrency: Reactor Netty's shared pool allows only 16 connections per
+		 * host on two cores, which would cap the relay below what its limits allow.
 		 */
-		private static WebClient relayWebClient(ObjectProvider<WebClient.Builder> webClientBuilder,
+		private static WebClient relayWebClient(RelayConnectionPool connectionPool,
+				ObjectProvider<WebClient.Builder> webClientBuilder,
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
 				ObjectProvider<HttpClientSettings> httpClientSettings,
 				ObjectProvider<RelayWebClientCustomizer> customizers) {
@@ -254,7 +265,8 @@ public final class RetryOutboxAutoConfiguration {
 			if (settings.connectTimeout() == null) {
 				settings = settings.withConnectTimeout(Duration.ofSeconds(10));
 			}
-			ClientHttpConnector connector = reactor.withHttpClientCustomizer((client) -> client.disableRetry(true))
+			ClientHttpConnector connector = reactor.withHttpClientFactory(connectionPool::httpClient)
+				.withHttpClientCustomizer((client) -> client.disableRetry(true))
 				.build(settings);
 			WebClient.Builder builder = webClientBuilder.getIfAvailable(WebClient::builder)
 				.clone()

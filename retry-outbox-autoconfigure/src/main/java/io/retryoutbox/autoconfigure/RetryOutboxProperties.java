@@ -246,9 +246,10 @@ public class RetryOutboxProperties {
 		private int batchSize = 100;
 
 		/**
-		 * Largest number of requests in flight at once.
+		 * Largest number of requests in flight at once, all destinations together; each
+		 * destination's own flow limit applies within it.
 		 */
-		private int concurrency = 16;
+		private int concurrency = 256;
 
 		/**
 		 * How long a claimed message stays leased to this instance before another may
@@ -581,8 +582,14 @@ public class RetryOutboxProperties {
 
 		private final OrderingOverrides ordering = new OrderingOverrides();
 
+		private final Flow flow = new Flow();
+
 		public OrderingOverrides getOrdering() {
 			return this.ordering;
+		}
+
+		public Flow getFlow() {
+			return this.flow;
 		}
 
 		public @Nullable URI getBaseUrl() {
@@ -611,6 +618,41 @@ public class RetryOutboxProperties {
 
 		public Retry getRetry() {
 			return this.retry;
+		}
+
+	}
+
+	/**
+	 * How many requests one destination may have in flight.
+	 */
+	public static class Flow {
+
+		/**
+		 * Whether the destination's limit adapts: it grows while latency stays near its
+		 * floor and shrinks on rising latency, 429, 503 and timeouts; if not, it is
+		 * max-concurrency.
+		 */
+		private boolean adaptive = true;
+
+		/**
+		 * Largest number of requests to the destination in flight on this instance.
+		 */
+		private int maxConcurrency = 256;
+
+		public boolean isAdaptive() {
+			return this.adaptive;
+		}
+
+		public void setAdaptive(boolean adaptive) {
+			this.adaptive = adaptive;
+		}
+
+		public int getMaxConcurrency() {
+			return this.maxConcurrency;
+		}
+
+		public void setMaxConcurrency(int maxConcurrency) {
+			this.maxConcurrency = maxConcurrency;
 		}
 
 	}

@@ -63,9 +63,12 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 				(SELECT count(*) FROM {message} WHERE status = {DEAD}) AS dead,
 				(SELECT extract(epoch FROM now() - min(created_at)) FROM {message}
 					WHERE status IN ({PENDING}, {IN_FLIGHT})) AS oldest_pending_seconds,
-				(SELECT extract(epoch FROM now() - min(next_attempt_at)) FROM {message}
-					WHERE status = {PENDING} AND is_head AND next_attempt_at <= now()
-						AND destination = ANY (:destinations)) AS lag_seconds,
+				(SELECT extract(epoch FROM now() - min(h.next_attempt_at))
+					FROM unnest(CAST(:destinations AS text[])) AS d(destination)
+					CROSS JOIN LATERAL (SELECT next_attempt_at FROM {message}
+						WHERE status = {PENDING} AND is_head AND destination = d.destination
+							AND next_attempt_at <= now()
+						ORDER BY next_attempt_at LIMIT 1) h) AS lag_seconds,
 				(SELECT count(*) FROM (%s) k) AS parked_keys,
 				(SELECT count(*) FROM {message}
 					WHERE status = {PENDING} AND destination <> ALL (:destinations)) AS unknown_destination

@@ -4,7 +4,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.OffsetDateTime;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -21,27 +20,36 @@ import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.Assert;
 
 /**
  * The relay's {@link OutboxStore} on PostgreSQL: claims and leases here, outcomes and key
  * releases through {@link OrderingKeys}. Every call is one statement or one short
- * transaction, so a whole batch is claimed or completed in one round trip.
+ * transaction, so a whole batch is claimed or completed in one round trip, and a
+ * {@link #round round} does a poll's writes, key releases and claim under one commit.
  */
 final class JdbcOutboxStore implements OutboxStore {
 
 	private static final TypeReference<Map<String, List<String>>> HEADERS = new TypeReference<>() {
 	};
 
+	// Each destination's due heads, oldest first, up to what that destination may send
+	// now, each read from its own part of the due-heads index.
 	static final String CLAIM = """
 			UPDATE {message} m
 			SET status = {IN_FLIGHT}, lease_owner = ?, lease_until = now() + ? * interval '1 millisecond',
 				attempts = m.attempts + 1, last_attempt_at = now()
 			WHERE m.id IN (
-				SELECT id FROM {message}
-				WHERE status = {PENDING} AND is_head AND next_attempt_at <= now() AND destination = ANY (?::text[])
-				ORDER BY next_attempt_at
-				LIMIT ?
-				FOR UPDATE SKIP LOCKED)
+				SELECT c.id FROM unnest(?::text[], ?::int[]) AS d(destination, n)
+				CROSS JOIN LATERAL (
+					SELECT x.id FROM {message} x
+					WHERE x.status = {PENDING} AND x.is_head AND x.destination = d.destination
+						AND x.next_attempt_at <= now()
+					ORDER BY x.next_attempt_at
+					LIMIT d.n
+					FOR UPDATE SKIP LOCKED) c)
 			RETURNING m.id, m.destination, m.method, m.path, m.headers::text AS headers, m.body, m.content_type,
 				m.ordering_key, m.idempotency_key, m.attempts, m.created_at, m.trace_parent, m.trace_state
 			""";
@@ -63,6 +71,8 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	private final JdbcClient jdbc;
 
+	private final TransactionTemplate transactions;
+
 	private final JsonMapper jsonMapper;
 
 	private final OrderingKeys keys;
@@ -80,6 +90,7 @@ final class JdbcOutboxStore implements OutboxStore {
 	JdbcOutboxStore(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper, OrderingKeys keys,
 			JdbcOutboxComponents.AttemptLog attemptLog) {
 		this.jdbc = JdbcClient.create(dataSource);
+		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.jsonMapper = jsonMapper;
 		this.keys = keys;
 		this.attemptLog = attemptLog;
@@ -90,11 +101,31 @@ final class JdbcOutboxStore implements OutboxStore {
 	}
 
 	@Override
-	public List<Claim> claim(String owner, Collection<String> destinations, int limit, Duration lease) {
+	public List<Claim> claim(String owner, Map<String, Integer> limits, Duration lease) {
+		String[] destinations = new String[limits.size()];
+		Integer[] counts = new Integer[limits.size()];
+		int i = 0;
+		for (Map.Entry<String, Integer> limit : limits.entrySet()) {
+			destinations[i] = limit.getKey();
+			counts[i++] = limit.getValue();
+		}
 		return this.jdbc.sql(this.claim)
-			.params(owner, lease.toMillis(), destinations.toArray(String[]::new), limit)
+			.params(owner, lease.toMillis(), destinations, counts)
 			.query(this::claimed)
 			.list();
+	}
+
+	@Override
+	public Round round(String owner, List<Outcome> outcomes, boolean releaseKeys, Map<String, Integer> limits,
+			Duration lease) {
+		Round round = this.transactions.execute((status) -> {
+			int written = complete(owner, outcomes);
+			int released = releaseKeys ? this.keys.releaseKeys() : 0;
+			List<Claim> claimed = limits.isEmpty() ? List.of() : claim(owner, limits, lease);
+			return new Round(written, released, claimed);
+		});
+		Assert.state(round != null, "A round returns its result");
+		return round;
 	}
 
 	@Override

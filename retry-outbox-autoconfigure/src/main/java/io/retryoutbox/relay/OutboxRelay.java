@@ -4,7 +4,9 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -16,6 +18,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import com.netflix.concurrency.limits.Limiter;
 import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.message.Claim;
 import io.retryoutbox.message.ClaimedMessage;
@@ -65,7 +68,7 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private final Semaphore slots;
 
-	private final Set<String> destinations;
+	private final Map<String, DestinationFlow> flows;
 
 	private final Queue<Outcome> completed = new ConcurrentLinkedQueue<>();
 
@@ -117,7 +120,9 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.recorder = new DecisionRecorder(policy, fallback, onDead);
 		this.settings = settings;
 		this.slots = new Semaphore(settings.concurrency());
-		this.destinations = Set.copyOf(destinations.keySet());
+		Map<String, DestinationFlow> flows = new LinkedHashMap<>();
+		destinations.forEach((name, destination) -> flows.put(name, new DestinationFlow(name, destination.flow())));
+		this.flows = Collections.unmodifiableMap(flows);
 	}
 
 	/**
@@ -258,17 +263,26 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.polled = true;
 		this.wakePending.set(false);
 		try {
-			boolean keysToRelease = writeCompleted();
+			List<Outcome> outcomes = drainCompleted();
 			// Also once per poll interval: keys an enqueue held at the last pass,
 			// or whose release a crashed relay left behind.
-			keysToRelease |= periodicRecovery();
-			boolean moreWork = keysToRelease && this.store.releaseKeys() > 0;
-			moreWork |= claimAndSend();
+			boolean releaseKeys = periodicRecovery() | outcomes.stream().anyMatch(Outcome::releasesKey);
+			Map<String, Integer> limits = this.running ? claimLimits() : Map.of();
+			OutboxStore.Round round;
+			try {
+				round = this.store.round(this.owner, outcomes, releaseKeys, limits, this.settings.leaseTimeout());
+			}
+			catch (RuntimeException ex) {
+				this.completed.addAll(outcomes);
+				throw ex;
+			}
+			written(outcomes, round.written());
+			boolean moreWork = send(round.claimed(), limits);
 			if (this.lastPollError != null) {
 				logger.info("Outbox relay polls again after a failure");
 				this.lastPollError = null;
 			}
-			if (moreWork) {
+			if (moreWork || !this.completed.isEmpty()) {
 				wakeUp();
 			}
 		}
@@ -285,32 +299,38 @@ public final class OutboxRelay implements SmartLifecycle {
 		}
 	}
 
-	/**
-	 * Writes the outcomes that arrived since the last call, in one statement.
-	 * @return whether a written message released its ordering key
-	 */
-	private boolean writeCompleted() {
+	private List<Outcome> drainCompleted() {
 		List<Outcome> outcomes = new ArrayList<>();
 		for (Outcome outcome = this.completed.poll(); outcome != null; outcome = this.completed.poll()) {
 			outcomes.add(outcome);
 		}
+		return outcomes;
+	}
+
+	/**
+	 * Writes the outcomes that arrived since the last call, on their own, e.g. at
+	 * shutdown.
+	 */
+	private void writeCompleted() {
+		List<Outcome> outcomes = drainCompleted();
 		if (outcomes.isEmpty()) {
-			return false;
+			return;
 		}
-		int written;
 		try {
-			written = this.store.complete(this.owner, outcomes);
+			written(outcomes, this.store.complete(this.owner, outcomes));
 		}
 		catch (RuntimeException ex) {
 			this.completed.addAll(outcomes);
 			throw ex;
 		}
+	}
+
+	private void written(List<Outcome> outcomes, int written) {
 		outcomes.forEach((outcome) -> this.held.remove(outcome.id()));
 		if (written < outcomes.size()) {
 			logger.warn((outcomes.size() - written) + " outbox messages were taken over by another relay "
 					+ "after their lease expired; their outcome here was not recorded");
 		}
-		return outcomes.stream().anyMatch(Outcome::releasesKey);
 	}
 
 	/**
@@ -331,33 +351,48 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	/**
-	 * Claims as many due messages as there are free sending slots and starts sending
-	 * them; a claimed row that cannot be read or sent is finished as dead at once, on its
-	 * own.
-	 * @return whether the claim was full, so more messages may be due, or an outcome
-	 * waits to be written
+	 * How many messages to claim for each destination: what its flow lets it send now,
+	 * within the relay's free slots and the batch size, so that no lease runs out on a
+	 * message that waits for a permit and a slow destination never takes a fast one's
+	 * slots.
 	 */
-	private boolean claimAndSend() {
+	private Map<String, Integer> claimLimits() {
 		int free = Math.min(this.slots.availablePermits(), this.settings.batchSize());
-		if (!this.running || free == 0) {
-			return false;
+		Map<String, Integer> limits = new LinkedHashMap<>();
+		for (Map.Entry<String, DestinationFlow> flow : this.flows.entrySet()) {
+			int limit = Math.min(free, flow.getValue().available());
+			if (limit > 0) {
+				limits.put(flow.getKey(), limit);
+				free -= limit;
+			}
 		}
-		List<Claim> batch = this.store.claim(this.owner, this.destinations, free, this.settings.leaseTimeout());
-		boolean invalid = false;
+		return limits;
+	}
+
+	/**
+	 * Starts sending what was claimed; a claimed row that cannot be read or sent is
+	 * finished as dead at once, on its own.
+	 * @return whether a destination's claim was full, so more messages may be due
+	 */
+	private boolean send(List<Claim> batch, Map<String, Integer> limits) {
+		Map<String, Integer> claimed = new HashMap<>();
 		for (Claim claim : batch) {
+			claimed.merge(claim.destination(), 1, Integer::sum);
 			this.held.add(claim.id());
 			String problem = problem(claim);
 			if (problem != null) {
 				this.completed.add(this.recorder.invalid(claim, problem));
-				invalid = true;
 				continue;
 			}
 			ClaimedMessage message = (ClaimedMessage) claim;
 			this.slots.acquireUninterruptibly();
-			this.sending.add(this.observer.observe(message, attempt(message))
-				.subscribe(this::completed, (ex) -> failed(message, ex)));
+			Limiter.Listener permit = this.flows.get(message.destination()).acquire();
+			this.sending.add(this.observer.observe(message, attempt(message, permit))
+				.subscribe(this::completed, (ex) -> failed(message, permit, ex)));
 		}
-		return invalid || (batch.size() == free && free == this.settings.batchSize());
+		return limits.entrySet()
+			.stream()
+			.anyMatch((limit) -> claimed.getOrDefault(limit.getKey(), 0) >= limit.getValue());
 	}
 
 	private static @Nullable String problem(Claim claim) {
@@ -374,13 +409,15 @@ public final class OutboxRelay implements SmartLifecycle {
 		}
 	}
 
-	private Mono<Outcome> attempt(ClaimedMessage message) {
+	private Mono<Outcome> attempt(ClaimedMessage message, Limiter.Listener permit) {
 		return Mono.defer(() -> {
 			Instant startedAt = Instant.now();
 			long start = System.nanoTime();
-			return this.dispatcher.send(message)
-				.map((outcome) -> this.recorder.record(message, outcome, startedAt,
-						Duration.ofNanos(System.nanoTime() - start)));
+			return this.dispatcher.send(message).map((outcome) -> {
+				Duration took = Duration.ofNanos(System.nanoTime() - start);
+				DestinationFlow.release(permit, outcome);
+				return this.recorder.record(message, outcome, startedAt, took);
+			});
 		});
 	}
 
@@ -390,10 +427,11 @@ public final class OutboxRelay implements SmartLifecycle {
 		wakeUp();
 	}
 
-	private void failed(ClaimedMessage message, Throwable ex) {
+	private void failed(ClaimedMessage message, Limiter.Listener permit, Throwable ex) {
 		// The dispatcher never errors; if something else did, the lease brings the
 		// message back.
 		logger.error("Unexpected failure while sending outbox message " + message.id(), ex);
+		permit.onIgnore();
 		this.held.remove(message.id());
 		this.slots.release();
 	}

@@ -1,8 +1,8 @@
 package io.retryoutbox.relay;
 
 import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 import io.retryoutbox.message.Claim;
@@ -20,12 +20,26 @@ public interface OutboxStore {
 	 * alone: an instance that does not know a destination (it was removed from its
 	 * configuration, or a newer version added it) must not spend their attempts.
 	 * @param owner the relay instance
-	 * @param destinations the destinations the relay can send to
-	 * @param limit the largest number of messages to claim
+	 * @param limits the largest number of messages to claim by destination, for the
+	 * destinations the relay can send to
 	 * @param lease how long the claim holds
 	 * @return the claimed rows, each readable or not
 	 */
-	List<Claim> claim(String owner, Collection<String> destinations, int limit, Duration lease);
+	List<Claim> claim(String owner, Map<String, Integer> limits, Duration lease);
+
+	/**
+	 * One poll's work in one transaction, so that it costs one commit: writes the
+	 * outcomes, releases the keys whose heads finished (if asked) and promotes their next
+	 * messages, then claims, so that a key's next message can be claimed in the same
+	 * round as its head's outcome is written.
+	 * @param owner the relay instance
+	 * @param outcomes the outcomes to write, possibly none
+	 * @param releaseKeys whether to release keys
+	 * @param limits the largest number of messages to claim by destination, possibly none
+	 * @param lease how long a claim holds
+	 * @return what was done
+	 */
+	Round round(String owner, List<Outcome> outcomes, boolean releaseKeys, Map<String, Integer> limits, Duration lease);
 
 	/**
 	 * Writes the outcomes of a batch, and their attempt log rows. A row whose lease was
@@ -67,5 +81,17 @@ public interface OutboxStore {
 	 * @return the number of messages released
 	 */
 	int release(String owner);
+
+	/**
+	 * What one {@link #round round} did.
+	 *
+	 * @param written the number of outcomes written; fewer than given when another relay
+	 * took a lease over
+	 * @param keysReleased the number of keys released
+	 * @param claimed the claimed rows
+	 */
+	record Round(int written, int keysReleased, List<Claim> claimed) {
+
+	}
 
 }

@@ -13,8 +13,9 @@ import org.springframework.util.Assert;
  * @param timeout the deadline of one attempt
  * @param headers headers added to every request
  * @param onDead what a dead message does to the later messages of its ordering key
+ * @param flow how many requests the destination may have in flight
  */
-public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String> headers, OnDead onDead) {
+public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String> headers, OnDead onDead, Flow flow) {
 
 	public RelayDestination {
 		Assert.notNull(baseUrl, "baseUrl must not be null");
@@ -23,11 +24,27 @@ public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String
 		Assert.isTrue((!timeout.isNegative() && !timeout.isZero()), () -> "timeout must be positive, was " + timeout);
 		headers = Map.copyOf(headers);
 		Assert.notNull(onDead, "onDead must not be null");
+		Assert.notNull(flow, "flow must not be null");
 	}
 
 	URI resolve(String path) {
 		String base = this.baseUrl.toString();
 		return URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) + path : base + path);
+	}
+
+	/**
+	 * How many requests a destination may have in flight.
+	 *
+	 * @param adaptive whether the limit adapts to the destination's latency and overload
+	 * answers, up to {@code maxConcurrency}; if not, it is {@code maxConcurrency}
+	 * @param maxConcurrency the cap on the limit
+	 */
+	public record Flow(boolean adaptive, int maxConcurrency) {
+
+		public Flow {
+			Assert.isTrue(maxConcurrency > 0, () -> "flow.max-concurrency must be positive, was " + maxConcurrency);
+		}
+
 	}
 
 }

@@ -52,7 +52,7 @@ class ClaimQueryPlanTests {
 				explain.setString(1, "plan-test");
 				explain.setLong(2, 60_000);
 				explain.setArray(3, connection.createArrayOf("text", new String[] { "api", "audit" }));
-				explain.setInt(4, 100);
+				explain.setArray(4, connection.createArrayOf("int4", new Integer[] { 100, 100 }));
 				try (ResultSet rs = explain.executeQuery()) {
 					rs.next();
 					plan = JsonMapper.shared().readTree(rs.getString(1)).get(0).get("Plan");

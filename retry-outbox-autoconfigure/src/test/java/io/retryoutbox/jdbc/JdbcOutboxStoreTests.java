@@ -27,8 +27,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class JdbcOutboxStoreTests {
 
-	private static final List<String> API = List.of("api");
-
 	private JdbcClient jdbc;
 
 	private OrderingKeys keys;
@@ -48,11 +46,11 @@ class JdbcOutboxStoreTests {
 	@Test
 	void refusesTheLateOutcomeOfARelayWhoseExpiredLeaseWasTakenOverAndWritesTheNewOwners() {
 		UUID id = insert();
-		assertThat(this.store.claim("relay-a", API, 10, Duration.ofSeconds(1))).singleElement()
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofSeconds(1))).singleElement()
 			.satisfies((message) -> assertThat(message.id()).isEqualTo(id));
 		expireLease(id);
 		assertThat(this.store.recoverExpiredLeases()).isOne();
-		assertThat(this.store.claim("relay-b", API, 10, Duration.ofMinutes(1))).singleElement()
+		assertThat(this.store.claim("relay-b", Map.of("api", 10), Duration.ofMinutes(1))).singleElement()
 			.satisfies((message) -> assertThat(message.attempt()).isEqualTo(2));
 		// relay-a's request finally got an answer: too late, relay-b holds the message.
 		int late = this.store.complete("relay-a", List.of(dead(id, 422)));
@@ -77,7 +75,7 @@ class JdbcOutboxStoreTests {
 	@Test
 	void refusesTheLateOutcomeOfARelayWhoseExpiredLeaseWasRecoveredBeforeAnotherRelayClaimedIt() {
 		UUID id = insert();
-		assertThat(this.store.claim("relay-a", API, 10, Duration.ofSeconds(1))).hasSize(1);
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofSeconds(1))).hasSize(1);
 		expireLease(id);
 		assertThat(this.store.recoverExpiredLeases()).isOne();
 		assertThat(this.store.complete("relay-a", List.of(delivered(id, 200)))).isZero();
@@ -90,10 +88,10 @@ class JdbcOutboxStoreTests {
 	@Test
 	void doesNotExtendALeaseThatAnotherRelayTookOver() {
 		UUID id = insert();
-		assertThat(this.store.claim("relay-a", API, 10, Duration.ofSeconds(1))).hasSize(1);
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofSeconds(1))).hasSize(1);
 		expireLease(id);
 		assertThat(this.store.recoverExpiredLeases()).isOne();
-		assertThat(this.store.claim("relay-b", API, 10, Duration.ofSeconds(30))).hasSize(1);
+		assertThat(this.store.claim("relay-b", Map.of("api", 10), Duration.ofSeconds(30))).hasSize(1);
 		assertThat(this.store.extendLeases("relay-a", List.of(id), Duration.ofHours(1))).isZero();
 		assertThat(row(id)).containsEntry("lease_owner", "relay-b");
 		assertThat(

@@ -1,0 +1,96 @@
+package io.retryoutbox.relay;
+
+import java.util.concurrent.TimeoutException;
+
+import com.netflix.concurrency.limits.Limit;
+import com.netflix.concurrency.limits.Limiter;
+import com.netflix.concurrency.limits.limit.FixedLimit;
+import com.netflix.concurrency.limits.limit.Gradient2Limit;
+import com.netflix.concurrency.limits.limiter.SimpleLimiter;
+import io.retryoutbox.DeliveryOutcome;
+
+import org.springframework.core.NestedExceptionUtils;
+
+/**
+ * How many requests one destination may have in flight: an adaptive limit (Netflix
+ * concurrency-limits' gradient limit) that grows while latency stays near its floor and
+ * shrinks on rising latency and on answers that say the downstream is overloaded (429,
+ * 503, a timeout), capped at the destination's {@code max-concurrency}; or a fixed limit
+ * at that cap.
+ */
+final class DestinationFlow {
+
+	private static final int INITIAL_LIMIT = 20;
+
+	private final SimpleLimiter<Void> limiter;
+
+	DestinationFlow(String destination, RelayDestination.Flow flow) {
+		Limit limit = flow.adaptive() ? Gradient2Limit.newBuilder()
+			.initialLimit(Math.min(INITIAL_LIMIT, flow.maxConcurrency()))
+			.minLimit(1)
+			.maxConcurrency(flow.maxConcurrency())
+			.build() : FixedLimit.of(flow.maxConcurrency());
+		this.limiter = SimpleLimiter.newBuilder().named(destination).limit(limit).build();
+	}
+
+	/**
+	 * How many more requests may start now.
+	 * @return the free permits, never negative
+	 */
+	int available() {
+		return Math.max(0, this.limiter.getLimit() - this.limiter.getInflight());
+	}
+
+	/**
+	 * The current limit.
+	 * @return the limit
+	 */
+	int limit() {
+		return this.limiter.getLimit();
+	}
+
+	/**
+	 * The requests in flight.
+	 * @return how many
+	 */
+	int inFlight() {
+		return this.limiter.getInflight();
+	}
+
+	/**
+	 * Takes a permit for one request; the relay claims only what {@link #available()}
+	 * allowed, so one is free.
+	 * @return the permit, released by {@link #release}
+	 */
+	Limiter.Listener acquire() {
+		return this.limiter.acquire(null).orElseThrow(() -> new IllegalStateException("No permit free"));
+	}
+
+	/**
+	 * Gives a permit back, telling the limit what the request's answer says of the
+	 * downstream's load.
+	 * @param permit the permit
+	 * @param outcome what the request produced
+	 */
+	static void release(Limiter.Listener permit, DeliveryOutcome outcome) {
+		if (outcome instanceof DeliveryOutcome.Response response) {
+			int status = response.statusCode();
+			if (status == 429 || status == 503) {
+				permit.onDropped();
+			}
+			else {
+				permit.onSuccess();
+			}
+			return;
+		}
+		Throwable cause = NestedExceptionUtils.getMostSpecificCause(((DeliveryOutcome.Failure) outcome).cause());
+		if (cause instanceof TimeoutException) {
+			permit.onDropped();
+		}
+		else {
+			// A refused connection says nothing about latency under load.
+			permit.onIgnore();
+		}
+	}
+
+}
