@@ -22,6 +22,22 @@ final class DestinationFlow {
 
 	private static final int INITIAL_LIMIT = 20;
 
+	private static final Limiter.Listener UNCOUNTED = new Limiter.Listener() {
+
+		@Override
+		public void onSuccess() {
+		}
+
+		@Override
+		public void onIgnore() {
+		}
+
+		@Override
+		public void onDropped() {
+		}
+
+	};
+
 	private final SimpleLimiter<Void> limiter;
 
 	DestinationFlow(String destination, RelayDestination.Flow flow) {
@@ -58,12 +74,14 @@ final class DestinationFlow {
 	}
 
 	/**
-	 * Takes a permit for one request; the relay claims only what {@link #available()}
-	 * allowed, so one is free.
+	 * Takes a permit for one claimed request. The relay claims only what
+	 * {@link #available()} allowed, but the limit may have shrunk since: the request is
+	 * sent all the same, outside the limit's count, rather than leave a claimed message
+	 * waiting for its lease to run out.
 	 * @return the permit, released by {@link #release}
 	 */
 	Limiter.Listener acquire() {
-		return this.limiter.acquire(null).orElseThrow(() -> new IllegalStateException("No permit free"));
+		return this.limiter.acquire(null).orElse(UNCOUNTED);
 	}
 
 	/**
