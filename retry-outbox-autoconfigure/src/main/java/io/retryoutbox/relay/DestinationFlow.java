@@ -1,11 +1,11 @@
 package io.retryoutbox.relay;
 
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
 
 import com.netflix.concurrency.limits.Limit;
 import com.netflix.concurrency.limits.Limiter;
 import com.netflix.concurrency.limits.limit.FixedLimit;
-import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import io.retryoutbox.DeliveryOutcome;
 
@@ -13,10 +13,10 @@ import org.springframework.core.NestedExceptionUtils;
 
 /**
  * How many requests one destination may have in flight: an adaptive limit (Netflix
- * concurrency-limits' gradient limit) that grows while latency stays near its floor and
- * shrinks on rising latency and on answers that say the downstream is overloaded (429,
- * 503, a timeout), capped at the destination's {@code max-concurrency}; or a fixed limit
- * at that cap.
+ * concurrency-limits, see {@link LatencyAndLossLimit}) that grows while latency stays
+ * near its floor and answers are good, and shrinks on rising latency and on answers that
+ * say the downstream is overloaded (429, 503, a timeout), capped at the destination's
+ * {@code max-concurrency}; or a fixed limit at that cap.
  */
 final class DestinationFlow {
 
@@ -41,12 +41,14 @@ final class DestinationFlow {
 	private final SimpleLimiter<Void> limiter;
 
 	DestinationFlow(String destination, RelayDestination.Flow flow) {
-		Limit limit = flow.adaptive() ? Gradient2Limit.newBuilder()
-			.initialLimit(Math.min(INITIAL_LIMIT, flow.maxConcurrency()))
-			.minLimit(1)
-			.maxConcurrency(flow.maxConcurrency())
-			.build() : FixedLimit.of(flow.maxConcurrency());
-		this.limiter = SimpleLimiter.newBuilder().named(destination).limit(limit).build();
+		this(destination, flow, System::nanoTime);
+	}
+
+	DestinationFlow(String destination, RelayDestination.Flow flow, LongSupplier nanoClock) {
+		Limit limit = flow.adaptive()
+				? new LatencyAndLossLimit(Math.min(INITIAL_LIMIT, flow.maxConcurrency()), flow.maxConcurrency())
+				: FixedLimit.of(flow.maxConcurrency());
+		this.limiter = SimpleLimiter.newBuilder().named(destination).limit(limit).nanoClock(nanoClock).build();
 	}
 
 	/**

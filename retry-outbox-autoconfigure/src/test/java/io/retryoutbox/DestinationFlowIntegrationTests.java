@@ -1,0 +1,66 @@
+package io.retryoutbox;
+
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import io.retryoutbox.testsupport.DestinationServer;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.MockResponse;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Each destination is claimed for by its own flow limit, so a slow one never takes the
+ * relay's slots from a fast one.
+ */
+class DestinationFlowIntegrationTests {
+
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
+
+	private final String jdbcUrl = TestDatabase.createDatabase();
+
+	@Test
+	void aDestinationThatTakesThreeSecondsWithTwoHundredQueuedMessagesDoesNotDelayAFastOne() {
+		this.destination.dispatcher()
+			.answer("/slow/x", new MockResponse.Builder().code(200).headersDelay(3, TimeUnit.SECONDS).build())
+			.answer("/fast/x", new MockResponse.Builder().code(200).build());
+		OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.slow.base-url=" + this.destination.server().url("/slow"),
+					"retry-outbox.destinations.slow.timeout=10s",
+					"retry-outbox.destinations.fast.base-url=" + this.destination.server().url("/fast"),
+					"retry-outbox.relay.poll-interval=100ms", "retry-outbox.relay.shutdown-timeout=0s")
+			.run((context) -> {
+				OutboxContexts.transactions(context).executeWithoutResult((status) -> {
+					for (int i = 0; i < 200; i++) {
+						context.getBean(Outbox.class).send(OutboxRequest.post("slow", "/x").build());
+					}
+				});
+				await().atMost(Duration.ofSeconds(10)).until(() -> inFlight(context, "slow") > 0);
+				UUID fast = OutboxContexts.transactions(context)
+					.execute((status) -> context.getBean(Outbox.class).send(OutboxRequest.post("fast", "/x").build()));
+				await().atMost(Duration.ofSeconds(2))
+					.untilAsserted(
+							() -> assertThat(OutboxContexts.row(context, fast)).containsEntry("status", "DELIVERED"));
+				// Claimed only what its limit lets it send now: no lease runs out
+				// waiting.
+				assertThat(inFlight(context, "slow")).isLessThanOrEqualTo(20);
+			});
+	}
+
+	private static long inFlight(AssertableApplicationContext context, String destination) {
+		return OutboxContexts.jdbc(context)
+			.sql("SELECT count(*) FROM retry_outbox_message WHERE status = 'IN_FLIGHT' AND destination = ?")
+			.param(destination)
+			.query(Long.class)
+			.single();
+	}
+
+}

@@ -1,0 +1,131 @@
+package io.retryoutbox.relay;
+
+import java.net.ConnectException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
+
+import com.netflix.concurrency.limits.Limiter;
+import io.retryoutbox.DeliveryOutcome;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.http.HttpHeaders;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The adaptive limit of one destination, driven by a simulated clock: every round sends
+ * as many requests as the limit allows, and each takes 20 ms.
+ */
+class DestinationFlowTests {
+
+	private static final long TWENTY_MS = 20_000_000L;
+
+	private final AtomicLong now = new AtomicLong();
+
+	private DestinationFlow flow(boolean adaptive, int maxConcurrency) {
+		return new DestinationFlow("api", new RelayDestination.Flow(adaptive, maxConcurrency), this.now::get);
+	}
+
+	/**
+	 * Runs rounds of requests; request number {@code n} (counted over all rounds) is
+	 * answered 503 when {@code overloaded} says so, else 200.
+	 */
+	private void run(DestinationFlow flow, int rounds, IntPredicate overloaded) {
+		int sent = 0;
+		for (int round = 0; round < rounds; round++) {
+			List<Limiter.Listener> permits = new ArrayList<>();
+			for (int i = flow.available(); i > 0; i--) {
+				permits.add(flow.acquire());
+			}
+			this.now.addAndGet(TWENTY_MS);
+			for (Limiter.Listener permit : permits) {
+				int status = overloaded.test(sent++) ? 503 : 200;
+				DestinationFlow.release(permit, new DeliveryOutcome.Response(status, HttpHeaders.EMPTY, new byte[0]));
+			}
+		}
+	}
+
+	@Test
+	void startsAtTwentyInFlight() {
+		assertThat(flow(true, 256).available()).isEqualTo(20);
+		assertThat(flow(true, 8).available()).isEqualTo(8);
+	}
+
+	@Test
+	void growsWellOverSixteenInFlightForAHealthyDownstreamWhoseLatencyStaysAtItsFloor() {
+		DestinationFlow flow = flow(true, 256);
+		run(flow, 200, (n) -> false);
+		assertThat(flow.limit()).isGreaterThan(64);
+		assertThat(flow.limit()).isLessThanOrEqualTo(256);
+	}
+
+	@Test
+	void keepsFewerInFlightForADownstreamThatAnswers503ToAThirdOfTheRequests() {
+		DestinationFlow healthy = flow(true, 256);
+		run(healthy, 200, (n) -> false);
+		DestinationFlow overloaded = flow(true, 256);
+		run(overloaded, 200, (n) -> n % 3 == 0);
+		assertThat(overloaded.limit()).isLessThan(20).isLessThan(healthy.limit());
+	}
+
+	@Test
+	void shrinksWhenLatencyRises() {
+		DestinationFlow flow = flow(true, 256);
+		run(flow, 100, (n) -> false);
+		int settled = flow.limit();
+		int lowest = settled;
+		for (int round = 0; round < 20; round++) {
+			List<Limiter.Listener> permits = new ArrayList<>();
+			for (int i = flow.available(); i > 0; i--) {
+				permits.add(flow.acquire());
+			}
+			// Each round as slow as the ten before: a queue builds downstream.
+			this.now.addAndGet(TWENTY_MS * 10);
+			permits.forEach(Limiter.Listener::onSuccess);
+			lowest = Math.min(lowest, flow.limit());
+		}
+		assertThat(lowest).isLessThan(settled / 2);
+	}
+
+	@Test
+	void countsATimeoutAsOverloadAndARefusedConnectionAsNeither() {
+		DestinationFlow timeouts = flow(true, 256);
+		DestinationFlow refusals = flow(true, 256);
+		for (int round = 0; round < 50; round++) {
+			for (DestinationFlow flow : List.of(timeouts, refusals)) {
+				List<Limiter.Listener> permits = new ArrayList<>();
+				for (int i = flow.available(); i > 0; i--) {
+					permits.add(flow.acquire());
+				}
+				Throwable cause = (flow == timeouts) ? new TimeoutException() : new ConnectException("refused");
+				permits.forEach((permit) -> DestinationFlow.release(permit, new DeliveryOutcome.Failure(cause)));
+			}
+			this.now.addAndGet(TWENTY_MS);
+		}
+		assertThat(timeouts.limit()).isLessThan(20);
+		assertThat(refusals.limit()).isEqualTo(20);
+	}
+
+	@Test
+	void staysAtMaxConcurrencyWhenNotAdaptive() {
+		DestinationFlow flow = flow(false, 8);
+		run(flow, 50, (n) -> true);
+		assertThat(flow.limit()).isEqualTo(8);
+		assertThat(flow.available()).isEqualTo(8);
+	}
+
+	@Test
+	void sendsAClaimedRequestEvenWhenTheLimitShrankSinceTheClaim() {
+		DestinationFlow flow = flow(false, 1);
+		Limiter.Listener first = flow.acquire();
+		Limiter.Listener second = flow.acquire();
+		assertThat(flow.inFlight()).isOne();
+		second.onSuccess();
+		first.onSuccess();
+		assertThat(flow.inFlight()).isZero();
+	}
+
+}
