@@ -126,6 +126,38 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	/**
+	 * The destinations this relay sends to.
+	 * @return their names
+	 */
+	public Set<String> getDestinations() {
+		return this.flows.keySet();
+	}
+
+	/**
+	 * The current flow limit of a destination: how many of its requests may be in flight.
+	 * @param destination the destination name
+	 * @return the limit
+	 */
+	public int getFlowLimit(String destination) {
+		return flow(destination).limit();
+	}
+
+	/**
+	 * The requests to a destination in flight now.
+	 * @param destination the destination name
+	 * @return how many
+	 */
+	public int getInFlight(String destination) {
+		return flow(destination).inFlight();
+	}
+
+	private DestinationFlow flow(String destination) {
+		DestinationFlow flow = this.flows.get(destination);
+		Assert.notNull(flow, () -> "Unknown destination '" + destination + "'");
+		return flow;
+	}
+
+	/**
 	 * The id this relay writes as lease owner.
 	 * @return the owner id
 	 */

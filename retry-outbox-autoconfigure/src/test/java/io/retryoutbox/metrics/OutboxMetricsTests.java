@@ -115,6 +115,33 @@ class OutboxMetricsTests {
 	}
 
 	@Test
+	void showsEachDestinationsFlowLimitAndRequestsInFlight() {
+		this.destination.dispatcher().hold();
+		runner()
+			.withPropertyValues("retry-outbox.destinations.payments.flow.adaptive=false",
+					"retry-outbox.destinations.payments.flow.max-concurrency=3")
+			.run((context) -> {
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				for (int i = 0; i < 5; i++) {
+					send(context, "/held/" + i);
+				}
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(() -> assertThat(
+							registry.get("retry.outbox.flow.in.flight").tag("destination", "payments").gauge().value())
+						.isEqualTo(3));
+				assertThat(registry.get("retry.outbox.flow.limit").tag("destination", "payments").gauge().value())
+					.isEqualTo(3);
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(() -> assertThat(this.destination.dispatcher().requests()).hasSize(3));
+				this.destination.dispatcher().release();
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(() -> assertThat(
+							registry.get("retry.outbox.flow.in.flight").tag("destination", "payments").gauge().value())
+						.isZero());
+			});
+	}
+
+	@Test
 	void readsTheGaugesFromOnePeriodicQuery() {
 		runner().withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.metrics.gauge-interval=1h")
 			.run((context) -> {

@@ -3,8 +3,10 @@ package io.retryoutbox.metrics.autoconfigure;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
 import io.retryoutbox.message.OutboxReadModel;
+import io.retryoutbox.metrics.OutboxFlowMeters;
 import io.retryoutbox.metrics.OutboxGauges;
 import io.retryoutbox.metrics.OutboxMeters;
+import io.retryoutbox.relay.OutboxRelay;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -38,6 +40,13 @@ public final class OutboxMetricsAutoConfiguration {
 	OutboxGauges retryOutboxGauges(OutboxReadModel readModel, MeterRegistry registry,
 			OutboxMetricsProperties properties) {
 		return new OutboxGauges(readModel, registry, properties.getGaugeInterval());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(OutboxRelay.class)
+	OutboxFlowMeters retryOutboxFlowMeters(OutboxRelay relay) {
+		return new OutboxFlowMeters(relay);
 	}
 
 }
