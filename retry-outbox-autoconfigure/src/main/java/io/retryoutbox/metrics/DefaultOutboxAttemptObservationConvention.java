@@ -9,21 +9,16 @@ import io.retryoutbox.metrics.OutboxObservationDocumentation.LowCardinalityKeys;
  * The default {@link OutboxAttemptObservationConvention}: {@code retry.outbox.attempts}
  * tagged with destination, outcome and status class.
  */
-public class DefaultOutboxAttemptObservationConvention implements OutboxAttemptObservationConvention {
+public class DefaultOutboxAttemptObservationConvention extends DestinationObservationConvention<OutboxAttemptContext>
+		implements OutboxAttemptObservationConvention {
 
 	/**
 	 * The name of the observation and its timer.
 	 */
 	public static final String NAME = "retry.outbox.attempts";
 
-	@Override
-	public String getName() {
-		return NAME;
-	}
-
-	@Override
-	public String getContextualName(OutboxAttemptContext context) {
-		return "retry-outbox attempt " + context.getMessage().destination();
+	public DefaultOutboxAttemptObservationConvention() {
+		super(NAME, (context) -> "retry-outbox attempt " + context.getMessage().destination());
 	}
 
 	@Override

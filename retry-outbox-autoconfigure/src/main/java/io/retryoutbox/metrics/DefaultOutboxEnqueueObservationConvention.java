@@ -2,7 +2,6 @@ package io.retryoutbox.metrics;
 
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
-import io.micrometer.observation.ObservationConvention;
 import io.retryoutbox.metrics.OutboxObservationDocumentation.HighCardinalityKeys;
 import io.retryoutbox.metrics.OutboxObservationDocumentation.LowCardinalityKeys;
 
@@ -10,21 +9,15 @@ import io.retryoutbox.metrics.OutboxObservationDocumentation.LowCardinalityKeys;
  * The naming and tagging of {@link OutboxObservationDocumentation#ENQUEUE enqueue}
  * observations: {@code retry.outbox.enqueue} tagged with the destination.
  */
-public class DefaultOutboxEnqueueObservationConvention implements ObservationConvention<OutboxEnqueueContext> {
+public class DefaultOutboxEnqueueObservationConvention extends DestinationObservationConvention<OutboxEnqueueContext> {
 
 	/**
 	 * The name of the observation and its timer.
 	 */
 	public static final String NAME = "retry.outbox.enqueue";
 
-	@Override
-	public String getName() {
-		return NAME;
-	}
-
-	@Override
-	public String getContextualName(OutboxEnqueueContext context) {
-		return "retry-outbox enqueue " + context.getDestination();
+	public DefaultOutboxEnqueueObservationConvention() {
+		super(NAME, (context) -> "retry-outbox enqueue " + context.getDestination());
 	}
 
 	@Override

@@ -9,10 +9,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 
 import io.retryoutbox.support.BackgroundWorker;
+import io.retryoutbox.support.WorkerLifecycle;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-
-import org.springframework.context.SmartLifecycle;
 
 /**
  * Tells the relays of other instances that messages were committed, with a PostgreSQL
@@ -27,7 +26,7 @@ import org.springframework.context.SmartLifecycle;
  * Its thread starts with the application context; a notification asked for before then is
  * sent once it started.
  */
-public final class PostgresNotifier implements SmartLifecycle {
+public final class PostgresNotifier extends WorkerLifecycle {
 
 	private static final Log logger = LogFactory.getLog(PostgresNotifier.class);
 
@@ -39,11 +38,10 @@ public final class PostgresNotifier implements SmartLifecycle {
 
 	private final AtomicBoolean scheduled = new AtomicBoolean();
 
-	private final BackgroundWorker worker = new BackgroundWorker("retry-outbox-notify-");
-
 	private volatile long lastSent;
 
 	public PostgresNotifier(DataSource dataSource, String channel, Duration minInterval) {
+		super(new BackgroundWorker("retry-outbox-notify-"), Duration.ZERO);
 		this.dataSource = dataSource;
 		this.channel = channel;
 		this.minIntervalNanos = minInterval.toNanos();
@@ -57,7 +55,7 @@ public final class PostgresNotifier implements SmartLifecycle {
 		if (this.scheduled.compareAndSet(false, true)) {
 			long wait = Math.max(0, this.lastSent + this.minIntervalNanos - System.nanoTime());
 			// Not started: the request stays pending and start() sends it.
-			this.worker.schedule(Duration.ofNanos(wait), this::send);
+			worker().schedule(Duration.ofNanos(wait), this::send);
 		}
 	}
 
@@ -78,24 +76,10 @@ public final class PostgresNotifier implements SmartLifecycle {
 	}
 
 	@Override
-	public synchronized void start() {
-		if (this.worker.isStarted()) {
-			return;
-		}
-		this.worker.start();
+	protected void started(BackgroundWorker worker) {
 		if (this.scheduled.get()) {
-			this.worker.submit(this::send);
+			worker.submit(this::send);
 		}
-	}
-
-	@Override
-	public synchronized void stop() {
-		this.worker.stop(Duration.ZERO);
-	}
-
-	@Override
-	public boolean isRunning() {
-		return this.worker.isStarted();
 	}
 
 	/**

@@ -8,19 +8,18 @@ import java.time.Duration;
 import javax.sql.DataSource;
 
 import io.retryoutbox.support.BackgroundWorker;
+import io.retryoutbox.support.WorkerLifecycle;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
-
-import org.springframework.context.SmartLifecycle;
 
 /**
  * Listens on a PostgreSQL channel with a dedicated connection and wakes the local relay
  * when another instance committed messages. It reconnects with backoff after failures;
  * the relay's polling remains the fallback whenever notifications are lost.
  */
-public final class PostgresWakeupListener implements SmartLifecycle {
+public final class PostgresWakeupListener extends WorkerLifecycle {
 
 	private static final Log logger = LogFactory.getLog(PostgresWakeupListener.class);
 
@@ -34,13 +33,12 @@ public final class PostgresWakeupListener implements SmartLifecycle {
 
 	private final Runnable wakeUp;
 
-	private final BackgroundWorker worker = new BackgroundWorker("retry-outbox-listen-");
-
 	private volatile boolean running;
 
 	private volatile boolean listening;
 
 	public PostgresWakeupListener(DataSource dataSource, String channel, Runnable wakeUp) {
+		super(new BackgroundWorker("retry-outbox-listen-"), STOP_TIMEOUT);
 		this.dataSource = dataSource;
 		this.channel = channel;
 		this.wakeUp = wakeUp;
@@ -55,24 +53,14 @@ public final class PostgresWakeupListener implements SmartLifecycle {
 	}
 
 	@Override
-	public synchronized void start() {
-		if (this.running) {
-			return;
-		}
+	protected void started(BackgroundWorker worker) {
 		this.running = true;
-		this.worker.start();
-		this.worker.loop(this::run);
+		worker.loop(this::run);
 	}
 
 	@Override
-	public synchronized void stop() {
+	protected void stopping() {
 		this.running = false;
-		this.worker.stop(STOP_TIMEOUT);
-	}
-
-	@Override
-	public boolean isRunning() {
-		return this.running;
 	}
 
 	private void run() {

@@ -295,13 +295,15 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.polled = true;
 		this.wakePending.set(false);
 		try {
-			List<Outcome> outcomes = drainCompleted();
-			// Also once per poll interval: keys an enqueue held at the last pass,
-			// or whose release a crashed relay left behind.
-			boolean releaseKeys = periodicRecovery() | outcomes.stream().anyMatch(Outcome::releasesKey);
+			// Before the outcomes are taken: if this fails, they stay queued. Also once
+			// per poll interval: keys an enqueue held at the last pass, or whose release
+			// a crashed relay left behind.
+			boolean recovered = periodicRecovery();
 			Map<String, Integer> limits = this.running ? claimLimits() : Map.of();
+			List<Outcome> outcomes = drainCompleted();
 			OutboxStore.Round round;
 			try {
+				boolean releaseKeys = recovered || outcomes.stream().anyMatch(Outcome::releasesKey);
 				round = this.store.round(this.owner, outcomes, releaseKeys, limits, this.settings.leaseTimeout());
 			}
 			catch (RuntimeException ex) {

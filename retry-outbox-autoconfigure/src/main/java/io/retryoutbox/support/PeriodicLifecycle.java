@@ -2,16 +2,12 @@ package io.retryoutbox.support;
 
 import java.time.Duration;
 
-import org.springframework.context.SmartLifecycle;
-
 /**
  * Runs a task at a fixed delay on a daemon thread of its own while the application
  * context runs, so background work needs no {@code @EnableScheduling} and never delays
  * the relay.
  */
-public abstract class PeriodicLifecycle implements SmartLifecycle {
-
-	private final BackgroundWorker worker;
+public abstract class PeriodicLifecycle extends WorkerLifecycle {
 
 	private final Duration initialDelay;
 
@@ -24,7 +20,9 @@ public abstract class PeriodicLifecycle implements SmartLifecycle {
 	 * @param interval the delay between the end of one run and the start of the next
 	 */
 	protected PeriodicLifecycle(String threadNamePrefix, Duration initialDelay, Duration interval) {
-		this.worker = new BackgroundWorker(threadNamePrefix);
+		// Nothing is lost by interrupting a run: the task runs again after the next
+		// start.
+		super(new BackgroundWorker(threadNamePrefix), Duration.ZERO);
 		this.initialDelay = initialDelay;
 		this.interval = interval;
 	}
@@ -35,24 +33,8 @@ public abstract class PeriodicLifecycle implements SmartLifecycle {
 	public abstract void run();
 
 	@Override
-	public synchronized void start() {
-		if (this.worker.isStarted()) {
-			return;
-		}
-		this.worker.start();
-		this.worker.repeat(this.initialDelay, this.interval, this::run);
-	}
-
-	@Override
-	public synchronized void stop() {
-		// Nothing is lost by interrupting a run: the task runs again after the next
-		// start.
-		this.worker.stop(Duration.ZERO);
-	}
-
-	@Override
-	public boolean isRunning() {
-		return this.worker.isStarted();
+	protected void started(BackgroundWorker worker) {
+		worker.repeat(this.initialDelay, this.interval, this::run);
 	}
 
 }
