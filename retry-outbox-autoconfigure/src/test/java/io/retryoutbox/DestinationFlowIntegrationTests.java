@@ -1,6 +1,8 @@
 package io.retryoutbox;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -8,6 +10,7 @@ import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.MockResponse;
+import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -53,6 +56,60 @@ class DestinationFlowIntegrationTests {
 				// waiting.
 				assertThat(inFlight(context, "slow")).isLessThanOrEqualTo(20);
 			});
+	}
+
+	@Test
+	void pausesADestinationThatSaysRetryAfterWhileAnotherIsServedAndSpendsNoAttemptsOfItsWaitingMessages() {
+		this.destination.dispatcher()
+			.answer("/busy/x/0", new MockResponse.Builder().code(503).setHeader("Retry-After", "2").build(),
+					new MockResponse.Builder().code(200).build())
+			.answer("/fast/x", new MockResponse.Builder().code(200).build());
+		OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.busy.base-url=" + this.destination.server().url("/busy"),
+					"retry-outbox.destinations.busy.flow.adaptive=false",
+					"retry-outbox.destinations.busy.flow.max-concurrency=1",
+					"retry-outbox.destinations.fast.base-url=" + this.destination.server().url("/fast"),
+					"retry-outbox.retry.jitter=0", "retry-outbox.relay.poll-interval=100ms")
+			.run((context) -> {
+				List<UUID> busy = new ArrayList<>();
+				OutboxContexts.transactions(context).executeWithoutResult((status) -> {
+					for (int i = 0; i < 5; i++) {
+						busy.add(context.getBean(Outbox.class).send(OutboxRequest.post("busy", "/x/" + i).build()));
+					}
+				});
+				await().atMost(Duration.ofSeconds(10)).until(() -> arrivals("/busy/").size() == 1);
+				long paused = arrivals("/busy/").get(0);
+				UUID fast = OutboxContexts.transactions(context)
+					.execute((status) -> context.getBean(Outbox.class).send(OutboxRequest.post("fast", "/x").build()));
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(
+							() -> assertThat(OutboxContexts.row(context, fast)).containsEntry("status", "DELIVERED"));
+				assertThat(arrivals("/fast/").get(0) - paused).isLessThan(Duration.ofSeconds(2).toNanos());
+				for (UUID waiting : busy.subList(1, 5)) {
+					assertThat(OutboxContexts.row(context, waiting)).containsEntry("attempts", 0);
+				}
+				await().atMost(Duration.ofSeconds(15))
+					.untilAsserted(() -> assertThat(busy).allSatisfy(
+							(id) -> assertThat(OutboxContexts.row(context, id)).containsEntry("status", "DELIVERED")));
+				List<Long> arrivals = arrivals("/busy/");
+				assertThat(arrivals).hasSize(6);
+				assertThat(arrivals.get(1) - paused).isGreaterThanOrEqualTo(Duration.ofSeconds(2).toNanos());
+				for (UUID waiting : busy.subList(1, 5)) {
+					assertThat(OutboxContexts.row(context, waiting)).containsEntry("attempts", 1);
+				}
+			});
+	}
+
+	private List<Long> arrivals(String prefix) {
+		List<Long> arrivals = new ArrayList<>();
+		List<RecordedRequest> requests = this.destination.dispatcher().requests();
+		List<Long> times = this.destination.dispatcher().arrivals();
+		for (int i = 0; i < requests.size(); i++) {
+			if (requests.get(i).getUrl().encodedPath().startsWith(prefix)) {
+				arrivals.add(times.get(i));
+			}
+		}
+		return arrivals;
 	}
 
 	private static long inFlight(AssertableApplicationContext context, String destination) {

@@ -166,9 +166,16 @@ public final class RetryOutboxAutoConfiguration {
 			try {
 				OnDead onDead = (destination.getOrdering().getOnDead() != null) ? destination.getOrdering().getOnDead()
 						: properties.getOrdering().getOnDead();
-				destinations.put(name, new RelayDestination(destination.getBaseUrl(), destination.getTimeout(),
-						destination.getHeaders(), onDead, new RelayDestination.Flow(destination.getFlow().isAdaptive(),
-								destination.getFlow().getMaxConcurrency())));
+				RetryOutboxProperties.Flow flow = destination.getFlow();
+				// A pause on Retry-After is capped as the policy caps the header.
+				Duration maxPause = retrySettings("retry-outbox.destinations." + name + ".retry",
+						destination.getRetry(),
+						retrySettings("retry-outbox.retry", properties.getRetry(), RetrySettings.DEFAULTS))
+					.retryAfterMax();
+				destinations.put(name,
+						new RelayDestination(destination.getBaseUrl(), destination.getTimeout(),
+								destination.getHeaders(), onDead, new RelayDestination.Flow(flow.isAdaptive(),
+										flow.getMaxConcurrency(), flow.isPauseOnRetryAfter(), maxPause)));
 			}
 			catch (IllegalArgumentException ex) {
 				throw new IllegalStateException("Invalid retry-outbox.destinations." + name + ": " + ex.getMessage(),

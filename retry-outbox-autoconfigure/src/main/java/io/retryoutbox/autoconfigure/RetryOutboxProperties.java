@@ -639,6 +639,21 @@ public class RetryOutboxProperties {
 		 */
 		private int maxConcurrency = 256;
 
+		/**
+		 * Whether a 429 or 503 with Retry-After pauses the whole destination until then
+		 * (at most retry.retry-after-max), after which one probe goes before it opens up
+		 * again; other destinations keep flowing.
+		 */
+		private boolean pauseOnRetryAfter = true;
+
+		public boolean isPauseOnRetryAfter() {
+			return this.pauseOnRetryAfter;
+		}
+
+		public void setPauseOnRetryAfter(boolean pauseOnRetryAfter) {
+			this.pauseOnRetryAfter = pauseOnRetryAfter;
+		}
+
 		public boolean isAdaptive() {
 			return this.adaptive;
 		}

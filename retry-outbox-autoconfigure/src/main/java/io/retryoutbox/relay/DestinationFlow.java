@@ -1,5 +1,7 @@
 package io.retryoutbox.relay;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 
@@ -8,8 +10,11 @@ import com.netflix.concurrency.limits.Limiter;
 import com.netflix.concurrency.limits.limit.FixedLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import io.retryoutbox.DeliveryOutcome;
+import io.retryoutbox.retry.RetryAfter;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.NestedExceptionUtils;
+import org.springframework.http.HttpHeaders;
 
 /**
  * How many requests one destination may have in flight: an adaptive limit (Netflix
@@ -40,6 +45,14 @@ final class DestinationFlow {
 
 	private final SimpleLimiter<Void> limiter;
 
+	private final RelayDestination.Flow flow;
+
+	private final LongSupplier nanoClock;
+
+	private volatile long pausedUntil;
+
+	private volatile boolean probing;
+
 	DestinationFlow(String destination, RelayDestination.Flow flow) {
 		this(destination, flow, System::nanoTime);
 	}
@@ -49,14 +62,35 @@ final class DestinationFlow {
 				? new LatencyAndLossLimit(Math.min(INITIAL_LIMIT, flow.maxConcurrency()), flow.maxConcurrency())
 				: FixedLimit.of(flow.maxConcurrency());
 		this.limiter = SimpleLimiter.newBuilder().named(destination).limit(limit).nanoClock(nanoClock).build();
+		this.flow = flow;
+		this.nanoClock = nanoClock;
+		this.pausedUntil = nanoClock.getAsLong();
 	}
 
 	/**
-	 * How many more requests may start now.
+	 * How many more requests may start now: none while the destination is paused, one
+	 * probe at a time once the pause is over until a probe gets through, else what the
+	 * limit leaves free.
 	 * @return the free permits, never negative
 	 */
 	int available() {
-		return Math.max(0, this.limiter.getLimit() - this.limiter.getInflight());
+		State state = state();
+		if (state == State.PAUSED) {
+			return 0;
+		}
+		int free = Math.max(0, this.limiter.getLimit() - this.limiter.getInflight());
+		return (state == State.PROBING) ? Math.min(free, (this.limiter.getInflight() == 0) ? 1 : 0) : free;
+	}
+
+	/**
+	 * Whether the destination takes requests.
+	 * @return the state
+	 */
+	State state() {
+		if (this.nanoClock.getAsLong() - this.pausedUntil < 0) {
+			return State.PAUSED;
+		}
+		return this.probing ? State.PROBING : State.OPEN;
 	}
 
 	/**
@@ -88,11 +122,39 @@ final class DestinationFlow {
 
 	/**
 	 * Gives a permit back, telling the limit what the request's answer says of the
-	 * downstream's load.
+	 * downstream's load; a 429 or 503 with {@code Retry-After} pauses the whole
+	 * destination until then, when pausing is on, since it tells every caller to back
+	 * off, not just this request.
 	 * @param permit the permit
 	 * @param outcome what the request produced
 	 */
-	static void release(Limiter.Listener permit, DeliveryOutcome outcome) {
+	void release(Limiter.Listener permit, DeliveryOutcome outcome) {
+		signal(permit, outcome);
+		Duration pause = (this.flow.pauseOnRetryAfter()) ? retryAfter(outcome) : null;
+		if (pause != null) {
+			this.pausedUntil = this.nanoClock.getAsLong() + min(pause, this.flow.maxPause()).toNanos();
+			this.probing = true;
+		}
+		else if (outcome instanceof DeliveryOutcome.Response && state() == State.PROBING) {
+			// Only an answer after the pause opens up again; one to a request sent
+			// before it says nothing of now.
+			this.probing = false;
+		}
+	}
+
+	private static @Nullable Duration retryAfter(DeliveryOutcome outcome) {
+		if (outcome instanceof DeliveryOutcome.Response response
+				&& (response.statusCode() == 429 || response.statusCode() == 503)) {
+			return RetryAfter.parse(response.headers().getFirst(HttpHeaders.RETRY_AFTER), Instant.now()).orElse(null);
+		}
+		return null;
+	}
+
+	private static Duration min(Duration a, Duration b) {
+		return (a.compareTo(b) <= 0) ? a : b;
+	}
+
+	private static void signal(Limiter.Listener permit, DeliveryOutcome outcome) {
 		if (outcome instanceof DeliveryOutcome.Response response) {
 			int status = response.statusCode();
 			if (status == 429 || status == 503) {
@@ -111,6 +173,22 @@ final class DestinationFlow {
 			// A refused connection says nothing about latency under load.
 			permit.onIgnore();
 		}
+	}
+
+	/**
+	 * Whether a destination takes requests.
+	 */
+	enum State {
+
+		/** Requests go up to the limit. */
+		OPEN,
+
+		/** A {@code Retry-After} asked every caller to wait; nothing is sent. */
+		PAUSED,
+
+		/** The pause is over: one request at a time until one gets through. */
+		PROBING
+
 	}
 
 }

@@ -420,8 +420,9 @@ public final class OutboxRelay implements SmartLifecycle {
 			}
 			ClaimedMessage message = (ClaimedMessage) claim;
 			this.slots.acquireUninterruptibly();
-			Limiter.Listener permit = this.flows.get(message.destination()).acquire();
-			this.sending.add(this.observer.observe(message, attempt(message, permit))
+			DestinationFlow flow = this.flows.get(message.destination());
+			Limiter.Listener permit = flow.acquire();
+			this.sending.add(this.observer.observe(message, attempt(message, flow, permit))
 				.subscribe(this::completed, (ex) -> failed(message, permit, ex)));
 		}
 		return limits.entrySet()
@@ -443,13 +444,13 @@ public final class OutboxRelay implements SmartLifecycle {
 		}
 	}
 
-	private Mono<Outcome> attempt(ClaimedMessage message, Limiter.Listener permit) {
+	private Mono<Outcome> attempt(ClaimedMessage message, DestinationFlow flow, Limiter.Listener permit) {
 		return Mono.defer(() -> {
 			Instant startedAt = Instant.now();
 			long start = System.nanoTime();
 			return this.dispatcher.send(message).map((outcome) -> {
 				Duration took = Duration.ofNanos(System.nanoTime() - start);
-				DestinationFlow.release(permit, outcome);
+				flow.release(permit, outcome);
 				return this.recorder.record(message, outcome, startedAt, took);
 			});
 		});

@@ -38,11 +38,21 @@ public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String
 	 * @param adaptive whether the limit adapts to the destination's latency and overload
 	 * answers, up to {@code maxConcurrency}; if not, it is {@code maxConcurrency}
 	 * @param maxConcurrency the cap on the limit
+	 * @param pauseOnRetryAfter whether a 429 or 503 with {@code Retry-After} pauses the
+	 * whole destination until then
+	 * @param maxPause the longest such a pause lasts, whatever the header says
 	 */
-	public record Flow(boolean adaptive, int maxConcurrency) {
+	public record Flow(boolean adaptive, int maxConcurrency, boolean pauseOnRetryAfter, Duration maxPause) {
+
+		/**
+		 * The defaults: adaptive up to 256, pausing on {@code Retry-After} for at most 10
+		 * minutes.
+		 */
+		public static final Flow DEFAULTS = new Flow(true, 256, true, Duration.ofMinutes(10));
 
 		public Flow {
 			Assert.isTrue(maxConcurrency > 0, () -> "flow.max-concurrency must be positive, was " + maxConcurrency);
+			Assert.isTrue(!maxPause.isNegative(), () -> "the longest pause must not be negative, was " + maxPause);
 		}
 
 	}

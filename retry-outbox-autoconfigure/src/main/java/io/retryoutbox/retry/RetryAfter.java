@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * Parser of the {@code Retry-After} response header (RFC 9110, section 10.2.3): either
  * delay-seconds or an HTTP-date in any of its three forms.
  */
-final class RetryAfter {
+public final class RetryAfter {
 
 	private static final DateTimeFormatter IMF_FIXDATE = strict("EEE, d MMM uuuu HH:mm:ss 'GMT'");
 
@@ -34,7 +34,7 @@ final class RetryAfter {
 	 * @return the delay, {@link Duration#ZERO} for a date in the past, or empty if the
 	 * value is missing or malformed
 	 */
-	static Optional<Duration> parse(@Nullable String value, Instant now) {
+	public static Optional<Duration> parse(@Nullable String value, Instant now) {
 		if (value == null || value.isBlank()) {
 			return Optional.empty();
 		}

@@ -1,6 +1,7 @@
 package io.retryoutbox.relay;
 
 import java.net.ConnectException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
@@ -26,7 +27,8 @@ class DestinationFlowTests {
 	private final AtomicLong now = new AtomicLong();
 
 	private DestinationFlow flow(boolean adaptive, int maxConcurrency) {
-		return new DestinationFlow("api", new RelayDestination.Flow(adaptive, maxConcurrency), this.now::get);
+		return new DestinationFlow("api",
+				new RelayDestination.Flow(adaptive, maxConcurrency, true, Duration.ofMinutes(10)), this.now::get);
 	}
 
 	/**
@@ -43,7 +45,7 @@ class DestinationFlowTests {
 			this.now.addAndGet(TWENTY_MS);
 			for (Limiter.Listener permit : permits) {
 				int status = overloaded.test(sent++) ? 503 : 200;
-				DestinationFlow.release(permit, new DeliveryOutcome.Response(status, HttpHeaders.EMPTY, new byte[0]));
+				flow.release(permit, new DeliveryOutcome.Response(status, HttpHeaders.EMPTY, new byte[0]));
 			}
 		}
 	}
@@ -101,12 +103,66 @@ class DestinationFlowTests {
 					permits.add(flow.acquire());
 				}
 				Throwable cause = (flow == timeouts) ? new TimeoutException() : new ConnectException("refused");
-				permits.forEach((permit) -> DestinationFlow.release(permit, new DeliveryOutcome.Failure(cause)));
+				permits.forEach((permit) -> flow.release(permit, new DeliveryOutcome.Failure(cause)));
 			}
 			this.now.addAndGet(TWENTY_MS);
 		}
 		assertThat(timeouts.limit()).isLessThan(20);
 		assertThat(refusals.limit()).isEqualTo(20);
+	}
+
+	@Test
+	void pausesTheWholeDestinationOnRetryAfterThenSendsOneProbeThenOpensUp() {
+		DestinationFlow flow = flow(true, 256);
+		Limiter.Listener first = flow.acquire();
+		Limiter.Listener second = flow.acquire();
+		flow.release(first, response(503, "30"));
+		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PAUSED);
+		assertThat(flow.available()).isZero();
+		flow.release(second, response(200, null));
+		this.now.addAndGet(Duration.ofSeconds(29).toNanos());
+		assertThat(flow.available()).isZero();
+		this.now.addAndGet(Duration.ofSeconds(1).toNanos());
+		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PROBING);
+		assertThat(flow.available()).isOne();
+		Limiter.Listener probe = flow.acquire();
+		assertThat(flow.available()).isZero();
+		flow.release(probe, response(200, null));
+		assertThat(flow.state()).isEqualTo(DestinationFlow.State.OPEN);
+		assertThat(flow.available()).isGreaterThan(1);
+	}
+
+	@Test
+	void pausesAgainWhenTheProbeIsToldToWaitAndCapsThePause() {
+		DestinationFlow flow = new DestinationFlow("api",
+				new RelayDestination.Flow(true, 256, true, Duration.ofSeconds(60)), this.now::get);
+		flow.release(flow.acquire(), response(429, "86400"));
+		this.now.addAndGet(Duration.ofSeconds(60).toNanos());
+		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PROBING);
+		flow.release(flow.acquire(), response(429, "5"));
+		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PAUSED);
+		this.now.addAndGet(Duration.ofSeconds(5).toNanos());
+		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PROBING);
+	}
+
+	@Test
+	void doesNotPauseWithoutRetryAfterOrWhenPausingIsOff() {
+		DestinationFlow flow = flow(true, 256);
+		flow.release(flow.acquire(), response(503, null));
+		flow.release(flow.acquire(), response(500, "30"));
+		assertThat(flow.state()).isEqualTo(DestinationFlow.State.OPEN);
+		DestinationFlow off = new DestinationFlow("api",
+				new RelayDestination.Flow(true, 256, false, Duration.ofMinutes(10)), this.now::get);
+		off.release(off.acquire(), response(503, "30"));
+		assertThat(off.state()).isEqualTo(DestinationFlow.State.OPEN);
+	}
+
+	private static DeliveryOutcome response(int status, String retryAfter) {
+		HttpHeaders headers = new HttpHeaders();
+		if (retryAfter != null) {
+			headers.set(HttpHeaders.RETRY_AFTER, retryAfter);
+		}
+		return new DeliveryOutcome.Response(status, headers, new byte[0]);
 	}
 
 	@Test
