@@ -174,8 +174,10 @@ public final class RetryOutboxAutoConfiguration {
 					.retryAfterMax();
 				destinations.put(name,
 						new RelayDestination(destination.getBaseUrl(), destination.getTimeout(),
-								destination.getHeaders(), onDead, new RelayDestination.Flow(flow.isAdaptive(),
-										flow.getMaxConcurrency(), flow.isPauseOnRetryAfter(), maxPause)));
+								destination.getHeaders(), onDead,
+								new RelayDestination.Flow(flow.isAdaptive(), flow.getMaxConcurrency(),
+										flow.isPauseOnRetryAfter(), maxPause,
+										flow.getCircuit().getFailureThreshold())));
 			}
 			catch (IllegalArgumentException ex) {
 				throw new IllegalStateException("Invalid retry-outbox.destinations." + name + ": " + ex.getMessage(),

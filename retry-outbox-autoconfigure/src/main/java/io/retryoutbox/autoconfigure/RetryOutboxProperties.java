@@ -646,6 +646,12 @@ public class RetryOutboxProperties {
 		 */
 		private boolean pauseOnRetryAfter = true;
 
+		private final Circuit circuit = new Circuit();
+
+		public Circuit getCircuit() {
+			return this.circuit;
+		}
+
 		public boolean isPauseOnRetryAfter() {
 			return this.pauseOnRetryAfter;
 		}
@@ -668,6 +674,29 @@ public class RetryOutboxProperties {
 
 		public void setMaxConcurrency(int maxConcurrency) {
 			this.maxConcurrency = maxConcurrency;
+		}
+
+	}
+
+	/**
+	 * When a destination that keeps failing is paused and probed.
+	 */
+	public static class Circuit {
+
+		/**
+		 * Number of consecutive transient failures (connection errors, timeouts, 408,
+		 * 425, 429, 5xx) after which the destination is paused and probed one request at
+		 * a time, at an interval that doubles from 1s up to retry.retry-after-max, until
+		 * a probe gets through; 0 turns the circuit off.
+		 */
+		private int failureThreshold = 10;
+
+		public int getFailureThreshold() {
+			return this.failureThreshold;
+		}
+
+		public void setFailureThreshold(int failureThreshold) {
+			this.failureThreshold = failureThreshold;
 		}
 
 	}

@@ -3,6 +3,7 @@ package io.retryoutbox.relay;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 import com.netflix.concurrency.limits.Limit;
@@ -52,6 +53,12 @@ final class DestinationFlow {
 	private volatile long pausedUntil;
 
 	private volatile boolean probing;
+
+	// Consecutive transient failures, and how often the circuit opened in a row: the
+	// interval between probes doubles with each.
+	private final AtomicInteger failures = new AtomicInteger();
+
+	private volatile int openings;
 
 	DestinationFlow(String destination, RelayDestination.Flow flow) {
 		this(destination, flow, System::nanoTime);
@@ -130,16 +137,41 @@ final class DestinationFlow {
 	 */
 	void release(Limiter.Listener permit, DeliveryOutcome outcome) {
 		signal(permit, outcome);
-		Duration pause = (this.flow.pauseOnRetryAfter()) ? retryAfter(outcome) : null;
-		if (pause != null) {
-			this.pausedUntil = this.nanoClock.getAsLong() + min(pause, this.flow.maxPause()).toNanos();
-			this.probing = true;
+		State state = state();
+		Duration retryAfter = (this.flow.pauseOnRetryAfter()) ? retryAfter(outcome) : null;
+		if (retryAfter != null) {
+			pause(retryAfter);
 		}
-		else if (outcome instanceof DeliveryOutcome.Response && state() == State.PROBING) {
+		else if (isTransient(outcome)) {
+			int failures = this.failures.incrementAndGet();
+			int threshold = this.flow.circuitFailureThreshold();
+			if (threshold > 0 && (state == State.PROBING || (state == State.OPEN && failures >= threshold))) {
+				pause(Duration.ofSeconds(1L << Math.min(this.openings++, 20)));
+			}
+		}
+		else {
+			this.failures.set(0);
 			// Only an answer after the pause opens up again; one to a request sent
 			// before it says nothing of now.
-			this.probing = false;
+			if (state == State.PROBING) {
+				this.probing = false;
+				this.openings = 0;
+			}
 		}
+	}
+
+	private void pause(Duration pause) {
+		this.failures.set(0);
+		this.pausedUntil = this.nanoClock.getAsLong() + min(pause, this.flow.maxPause()).toNanos();
+		this.probing = true;
+	}
+
+	private static boolean isTransient(DeliveryOutcome outcome) {
+		if (outcome instanceof DeliveryOutcome.Response response) {
+			int status = response.statusCode();
+			return status == 408 || status == 425 || status == 429 || (status >= 500 && status != 501 && status != 505);
+		}
+		return true;
 	}
 
 	private static @Nullable Duration retryAfter(DeliveryOutcome outcome) {

@@ -40,19 +40,25 @@ public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String
 	 * @param maxConcurrency the cap on the limit
 	 * @param pauseOnRetryAfter whether a 429 or 503 with {@code Retry-After} pauses the
 	 * whole destination until then
-	 * @param maxPause the longest such a pause lasts, whatever the header says
+	 * @param maxPause the longest such a pause lasts, whatever the header says, and the
+	 * longest interval between two probes of an open circuit
+	 * @param circuitFailureThreshold the number of consecutive transient failures that
+	 * pauses the destination and probes it at a growing interval, {@code 0} for never
 	 */
-	public record Flow(boolean adaptive, int maxConcurrency, boolean pauseOnRetryAfter, Duration maxPause) {
+	public record Flow(boolean adaptive, int maxConcurrency, boolean pauseOnRetryAfter, Duration maxPause,
+			int circuitFailureThreshold) {
 
 		/**
 		 * The defaults: adaptive up to 256, pausing on {@code Retry-After} for at most 10
-		 * minutes.
+		 * minutes, and after 10 consecutive transient failures.
 		 */
-		public static final Flow DEFAULTS = new Flow(true, 256, true, Duration.ofMinutes(10));
+		public static final Flow DEFAULTS = new Flow(true, 256, true, Duration.ofMinutes(10), 10);
 
 		public Flow {
 			Assert.isTrue(maxConcurrency > 0, () -> "flow.max-concurrency must be positive, was " + maxConcurrency);
 			Assert.isTrue(!maxPause.isNegative(), () -> "the longest pause must not be negative, was " + maxPause);
+			Assert.isTrue(circuitFailureThreshold >= 0,
+					() -> "flow.circuit.failure-threshold must not be negative, was " + circuitFailureThreshold);
 		}
 
 	}

@@ -28,7 +28,7 @@ class DestinationFlowTests {
 
 	private DestinationFlow flow(boolean adaptive, int maxConcurrency) {
 		return new DestinationFlow("api",
-				new RelayDestination.Flow(adaptive, maxConcurrency, true, Duration.ofMinutes(10)), this.now::get);
+				new RelayDestination.Flow(adaptive, maxConcurrency, true, Duration.ofMinutes(10), 10), this.now::get);
 	}
 
 	/**
@@ -135,7 +135,7 @@ class DestinationFlowTests {
 	@Test
 	void pausesAgainWhenTheProbeIsToldToWaitAndCapsThePause() {
 		DestinationFlow flow = new DestinationFlow("api",
-				new RelayDestination.Flow(true, 256, true, Duration.ofSeconds(60)), this.now::get);
+				new RelayDestination.Flow(true, 256, true, Duration.ofSeconds(60), 10), this.now::get);
 		flow.release(flow.acquire(), response(429, "86400"));
 		this.now.addAndGet(Duration.ofSeconds(60).toNanos());
 		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PROBING);
@@ -152,9 +152,46 @@ class DestinationFlowTests {
 		flow.release(flow.acquire(), response(500, "30"));
 		assertThat(flow.state()).isEqualTo(DestinationFlow.State.OPEN);
 		DestinationFlow off = new DestinationFlow("api",
-				new RelayDestination.Flow(true, 256, false, Duration.ofMinutes(10)), this.now::get);
+				new RelayDestination.Flow(true, 256, false, Duration.ofMinutes(10), 10), this.now::get);
 		off.release(off.acquire(), response(503, "30"));
 		assertThat(off.state()).isEqualTo(DestinationFlow.State.OPEN);
+	}
+
+	@Test
+	void opensTheCircuitAfterTenConsecutiveTransientFailuresAndProbesAtADoublingInterval() {
+		DestinationFlow flow = flow(true, 256);
+		for (int i = 0; i < 9; i++) {
+			flow.release(flow.acquire(), response(500, null));
+		}
+		flow.release(flow.acquire(), response(200, null));
+		for (int i = 0; i < 9; i++) {
+			flow.release(flow.acquire(), new DeliveryOutcome.Failure(new ConnectException("refused")));
+		}
+		assertThat(flow.state()).isEqualTo(DestinationFlow.State.OPEN);
+		flow.release(flow.acquire(), response(502, null));
+		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PAUSED);
+		long[] intervals = { 1, 2, 4, 8 };
+		for (long seconds : intervals) {
+			this.now.addAndGet(Duration.ofSeconds(seconds).toNanos() - 1);
+			assertThat(flow.available()).isZero();
+			this.now.addAndGet(1);
+			assertThat(flow.available()).isOne();
+			flow.release(flow.acquire(), new DeliveryOutcome.Failure(new ConnectException("refused")));
+		}
+		this.now.addAndGet(Duration.ofSeconds(16).toNanos());
+		flow.release(flow.acquire(), response(404, null));
+		assertThat(flow.state()).isEqualTo(DestinationFlow.State.OPEN);
+		assertThat(flow.available()).isGreaterThan(1);
+	}
+
+	@Test
+	void neverOpensTheCircuitWhenItsThresholdIsZero() {
+		DestinationFlow flow = new DestinationFlow("api",
+				new RelayDestination.Flow(true, 256, true, Duration.ofMinutes(10), 0), this.now::get);
+		for (int i = 0; i < 100; i++) {
+			flow.release(flow.acquire(), response(500, null));
+		}
+		assertThat(flow.state()).isEqualTo(DestinationFlow.State.OPEN);
 	}
 
 	private static DeliveryOutcome response(int status, String retryAfter) {
@@ -167,7 +204,8 @@ class DestinationFlowTests {
 
 	@Test
 	void staysAtMaxConcurrencyWhenNotAdaptive() {
-		DestinationFlow flow = flow(false, 8);
+		DestinationFlow flow = new DestinationFlow("api",
+				new RelayDestination.Flow(false, 8, true, Duration.ofMinutes(10), 0), this.now::get);
 		run(flow, 50, (n) -> true);
 		assertThat(flow.limit()).isEqualTo(8);
 		assertThat(flow.available()).isEqualTo(8);
