@@ -7,10 +7,11 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 
 import io.retryoutbox.testsupport.TestDatabase;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -24,12 +25,7 @@ class ClaimQueryPlanTests {
 	@Test
 	void claimsABatchFromAMillionPendingRowsOverTenThousandKeysReadingOnlyTheBatch() throws Exception {
 		String url = TestDatabase.createDatabase();
-		Flyway.configure()
-			.dataSource(url, null, null)
-			.locations(OutboxSchemaInitializer.LOCATION)
-			.table(OutboxSchemaInitializer.HISTORY_TABLE)
-			.load()
-			.migrate();
+		new OutboxSchemaInitializer(new DriverManagerDataSource(url), null).afterPropertiesSet();
 		try (Connection connection = DriverManager.getConnection(url)) {
 			try (Statement statement = connection.createStatement()) {
 				statement.execute("""

@@ -9,7 +9,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.retryoutbox.testsupport.TestDatabase;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -32,12 +31,7 @@ class StatsQueryPlanTests {
 	@Test
 	void readsTheStatisticsOfTenThousandPendingMessagesBesideAMillionDeliveredOnesFromIndexesAlone() {
 		String url = TestDatabase.createDatabase();
-		Flyway.configure()
-			.dataSource(url, null, null)
-			.locations(OutboxSchemaInitializer.LOCATION)
-			.table(OutboxSchemaInitializer.HISTORY_TABLE)
-			.load()
-			.migrate();
+		new OutboxSchemaInitializer(new DriverManagerDataSource(url), null).afterPropertiesSet();
 		JdbcClient jdbc = JdbcClient.create(new DriverManagerDataSource(url));
 		jdbc.sql(
 				"""
