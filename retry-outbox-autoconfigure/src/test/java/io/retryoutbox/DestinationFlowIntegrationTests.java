@@ -3,9 +3,12 @@ package io.retryoutbox;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
+import io.retryoutbox.actuate.OutboxHealthIndicator;
+import io.retryoutbox.actuate.autoconfigure.OutboxHealthContributorAutoConfiguration;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
@@ -14,6 +17,9 @@ import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -69,6 +75,7 @@ class DestinationFlowIntegrationTests {
 					"retry-outbox.destinations.busy.flow.max-concurrency=1",
 					"retry-outbox.destinations.fast.base-url=" + this.destination.server().url("/fast"),
 					"retry-outbox.retry.jitter=0", "retry-outbox.relay.poll-interval=100ms")
+			.withConfiguration(AutoConfigurations.of(OutboxHealthContributorAutoConfiguration.class))
 			.run((context) -> {
 				List<UUID> busy = new ArrayList<>();
 				OutboxContexts.transactions(context).executeWithoutResult((status) -> {
@@ -78,6 +85,9 @@ class DestinationFlowIntegrationTests {
 				});
 				await().atMost(Duration.ofSeconds(10)).until(() -> arrivals("/busy/").size() == 1);
 				long paused = arrivals("/busy/").get(0);
+				Health health = context.getBean(OutboxHealthIndicator.class).health(true);
+				assertThat(health.getStatus()).isEqualTo(Status.UP);
+				assertThat(health.getDetails()).containsEntry("destinations", Map.of("busy", "PAUSED", "fast", "OPEN"));
 				String told = this.destination.dispatcher().requests().get(0).getUrl().encodedPath();
 				List<UUID> waiting = new ArrayList<>(busy);
 				waiting.remove(Integer.parseInt(told.substring(told.lastIndexOf('/') + 1)));

@@ -1,6 +1,8 @@
 package io.retryoutbox.actuate;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
 
 import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.message.OutboxStats;
@@ -84,6 +86,11 @@ public class OutboxHealthIndicator extends AbstractHealthIndicator {
 		}
 		OutboxRelay.State state = this.relay.getState();
 		builder.withDetail("relay", state.name());
+		// A paused destination is a detail, not a failure of the outbox.
+		Map<String, String> destinations = new TreeMap<>();
+		this.relay.getDestinations()
+			.forEach((name) -> destinations.put(name, this.relay.getDestinationState(name).name()));
+		builder.withDetail("destinations", destinations);
 		if (state == OutboxRelay.State.FAILED) {
 			builder.withDetail("reason", "the relay stopped polling unexpectedly");
 			return Status.DOWN;

@@ -81,23 +81,23 @@ final class DestinationFlow {
 	 * @return the free permits, never negative
 	 */
 	int available() {
-		State state = state();
-		if (state == State.PAUSED) {
+		DestinationState state = state();
+		if (state == DestinationState.PAUSED) {
 			return 0;
 		}
 		int free = Math.max(0, this.limiter.getLimit() - this.limiter.getInflight());
-		return (state == State.PROBING) ? Math.min(free, (this.limiter.getInflight() == 0) ? 1 : 0) : free;
+		return (state == DestinationState.PROBING) ? Math.min(free, (this.limiter.getInflight() == 0) ? 1 : 0) : free;
 	}
 
 	/**
 	 * Whether the destination takes requests.
 	 * @return the state
 	 */
-	State state() {
+	DestinationState state() {
 		if (this.nanoClock.getAsLong() - this.pausedUntil < 0) {
-			return State.PAUSED;
+			return DestinationState.PAUSED;
 		}
-		return this.probing ? State.PROBING : State.OPEN;
+		return this.probing ? DestinationState.PROBING : DestinationState.OPEN;
 	}
 
 	/**
@@ -137,7 +137,7 @@ final class DestinationFlow {
 	 */
 	void release(Limiter.Listener permit, DeliveryOutcome outcome) {
 		signal(permit, outcome);
-		State state = state();
+		DestinationState state = state();
 		Duration retryAfter = (this.flow.pauseOnRetryAfter()) ? retryAfter(outcome) : null;
 		if (retryAfter != null) {
 			pause(retryAfter);
@@ -145,7 +145,8 @@ final class DestinationFlow {
 		else if (isTransient(outcome)) {
 			int failures = this.failures.incrementAndGet();
 			int threshold = this.flow.circuitFailureThreshold();
-			if (threshold > 0 && (state == State.PROBING || (state == State.OPEN && failures >= threshold))) {
+			if (threshold > 0 && (state == DestinationState.PROBING
+					|| (state == DestinationState.OPEN && failures >= threshold))) {
 				pause(Duration.ofSeconds(1L << Math.min(this.openings++, 20)));
 			}
 		}
@@ -153,7 +154,7 @@ final class DestinationFlow {
 			this.failures.set(0);
 			// Only an answer after the pause opens up again; one to a request sent
 			// before it says nothing of now.
-			if (state == State.PROBING) {
+			if (state == DestinationState.PROBING) {
 				this.probing = false;
 				this.openings = 0;
 			}
@@ -205,22 +206,6 @@ final class DestinationFlow {
 			// A refused connection says nothing about latency under load.
 			permit.onIgnore();
 		}
-	}
-
-	/**
-	 * Whether a destination takes requests.
-	 */
-	enum State {
-
-		/** Requests go up to the limit. */
-		OPEN,
-
-		/** A {@code Retry-After} asked every caller to wait; nothing is sent. */
-		PAUSED,
-
-		/** The pause is over: one request at a time until one gets through. */
-		PROBING
-
 	}
 
 }

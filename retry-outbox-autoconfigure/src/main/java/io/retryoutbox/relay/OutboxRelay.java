@@ -151,6 +151,16 @@ public final class OutboxRelay implements SmartLifecycle {
 		return flow(destination).inFlight();
 	}
 
+	/**
+	 * Whether a destination takes requests on this instance, or waits out a
+	 * {@code Retry-After} or an open circuit.
+	 * @param destination the destination name
+	 * @return the state
+	 */
+	public DestinationState getDestinationState(String destination) {
+		return flow(destination).state();
+	}
+
 	private DestinationFlow flow(String destination) {
 		DestinationFlow flow = this.flows.get(destination);
 		Assert.notNull(flow, () -> "Unknown destination '" + destination + "'");

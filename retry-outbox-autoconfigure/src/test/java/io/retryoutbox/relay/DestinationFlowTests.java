@@ -117,18 +117,18 @@ class DestinationFlowTests {
 		Limiter.Listener first = flow.acquire();
 		Limiter.Listener second = flow.acquire();
 		flow.release(first, response(503, "30"));
-		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PAUSED);
+		assertThat(flow.state()).isEqualTo(DestinationState.PAUSED);
 		assertThat(flow.available()).isZero();
 		flow.release(second, response(200, null));
 		this.now.addAndGet(Duration.ofSeconds(29).toNanos());
 		assertThat(flow.available()).isZero();
 		this.now.addAndGet(Duration.ofSeconds(1).toNanos());
-		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PROBING);
+		assertThat(flow.state()).isEqualTo(DestinationState.PROBING);
 		assertThat(flow.available()).isOne();
 		Limiter.Listener probe = flow.acquire();
 		assertThat(flow.available()).isZero();
 		flow.release(probe, response(200, null));
-		assertThat(flow.state()).isEqualTo(DestinationFlow.State.OPEN);
+		assertThat(flow.state()).isEqualTo(DestinationState.OPEN);
 		assertThat(flow.available()).isGreaterThan(1);
 	}
 
@@ -138,11 +138,11 @@ class DestinationFlowTests {
 				new RelayDestination.Flow(true, 256, true, Duration.ofSeconds(60), 10), this.now::get);
 		flow.release(flow.acquire(), response(429, "86400"));
 		this.now.addAndGet(Duration.ofSeconds(60).toNanos());
-		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PROBING);
+		assertThat(flow.state()).isEqualTo(DestinationState.PROBING);
 		flow.release(flow.acquire(), response(429, "5"));
-		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PAUSED);
+		assertThat(flow.state()).isEqualTo(DestinationState.PAUSED);
 		this.now.addAndGet(Duration.ofSeconds(5).toNanos());
-		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PROBING);
+		assertThat(flow.state()).isEqualTo(DestinationState.PROBING);
 	}
 
 	@Test
@@ -150,11 +150,11 @@ class DestinationFlowTests {
 		DestinationFlow flow = flow(true, 256);
 		flow.release(flow.acquire(), response(503, null));
 		flow.release(flow.acquire(), response(500, "30"));
-		assertThat(flow.state()).isEqualTo(DestinationFlow.State.OPEN);
+		assertThat(flow.state()).isEqualTo(DestinationState.OPEN);
 		DestinationFlow off = new DestinationFlow("api",
 				new RelayDestination.Flow(true, 256, false, Duration.ofMinutes(10), 10), this.now::get);
 		off.release(off.acquire(), response(503, "30"));
-		assertThat(off.state()).isEqualTo(DestinationFlow.State.OPEN);
+		assertThat(off.state()).isEqualTo(DestinationState.OPEN);
 	}
 
 	@Test
@@ -167,9 +167,9 @@ class DestinationFlowTests {
 		for (int i = 0; i < 9; i++) {
 			flow.release(flow.acquire(), new DeliveryOutcome.Failure(new ConnectException("refused")));
 		}
-		assertThat(flow.state()).isEqualTo(DestinationFlow.State.OPEN);
+		assertThat(flow.state()).isEqualTo(DestinationState.OPEN);
 		flow.release(flow.acquire(), response(502, null));
-		assertThat(flow.state()).isEqualTo(DestinationFlow.State.PAUSED);
+		assertThat(flow.state()).isEqualTo(DestinationState.PAUSED);
 		long[] intervals = { 1, 2, 4, 8 };
 		for (long seconds : intervals) {
 			this.now.addAndGet(Duration.ofSeconds(seconds).toNanos() - 1);
@@ -180,7 +180,7 @@ class DestinationFlowTests {
 		}
 		this.now.addAndGet(Duration.ofSeconds(16).toNanos());
 		flow.release(flow.acquire(), response(404, null));
-		assertThat(flow.state()).isEqualTo(DestinationFlow.State.OPEN);
+		assertThat(flow.state()).isEqualTo(DestinationState.OPEN);
 		assertThat(flow.available()).isGreaterThan(1);
 	}
 
@@ -191,7 +191,7 @@ class DestinationFlowTests {
 		for (int i = 0; i < 100; i++) {
 			flow.release(flow.acquire(), response(500, null));
 		}
-		assertThat(flow.state()).isEqualTo(DestinationFlow.State.OPEN);
+		assertThat(flow.state()).isEqualTo(DestinationState.OPEN);
 	}
 
 	private static DeliveryOutcome response(int status, String retryAfter) {
