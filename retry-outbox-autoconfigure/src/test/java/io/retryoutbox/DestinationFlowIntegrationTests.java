@@ -85,9 +85,14 @@ class DestinationFlowIntegrationTests {
 				});
 				await().atMost(Duration.ofSeconds(10)).until(() -> arrivals("/busy/").size() == 1);
 				long paused = arrivals("/busy/").get(0);
-				Health health = context.getBean(OutboxHealthIndicator.class).health(true);
-				assertThat(health.getStatus()).isEqualTo(Status.UP);
-				assertThat(health.getDetails()).containsEntry("destinations", Map.of("busy", "PAUSED", "fast", "OPEN"));
+				// The pause begins when the relay reads the answer, just after its
+				// arrival.
+				await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> {
+					Health health = context.getBean(OutboxHealthIndicator.class).health(true);
+					assertThat(health.getStatus()).isEqualTo(Status.UP);
+					assertThat(health.getDetails()).containsEntry("destinations",
+							Map.of("busy", "PAUSED", "fast", "OPEN"));
+				});
 				String told = this.destination.dispatcher().requests().get(0).getUrl().encodedPath();
 				List<UUID> waiting = new ArrayList<>(busy);
 				waiting.remove(Integer.parseInt(told.substring(told.lastIndexOf('/') + 1)));

@@ -118,6 +118,10 @@ final class JdbcOutboxStore implements OutboxStore {
 	@Override
 	public Round round(String owner, List<Outcome> outcomes, boolean releaseKeys, Map<String, Integer> limits,
 			Duration lease) {
+		// A wake-up with every slot taken and nothing to write opens no transaction.
+		if (outcomes.isEmpty() && !releaseKeys && limits.isEmpty()) {
+			return new Round(0, 0, List.of());
+		}
 		Round round = this.transactions.execute((status) -> {
 			int written = complete(owner, outcomes);
 			int released = releaseKeys ? this.keys.releaseKeys() : 0;

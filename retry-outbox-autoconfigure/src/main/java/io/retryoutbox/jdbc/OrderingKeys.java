@@ -2,6 +2,7 @@ package io.retryoutbox.jdbc;
 
 import java.sql.Types;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +11,7 @@ import java.util.UUID;
 
 import javax.sql.DataSource;
 
+import io.retryoutbox.RetryDecision;
 import io.retryoutbox.message.Outcome;
 import io.retryoutbox.support.SecretValues;
 import org.jspecify.annotations.Nullable;
@@ -311,7 +313,7 @@ final class OrderingKeys {
 	 * @return the number of messages replayed
 	 */
 	int replay(String conditions, Map<String, Object> params, int limit, String actor, boolean log) {
-		Map<String, Object> all = new java.util.LinkedHashMap<>(params);
+		Map<String, Object> all = new LinkedHashMap<>(params);
 		all.put("limit", limit);
 		all.put("actor", actor);
 		all.put("log", log);
@@ -330,7 +332,7 @@ final class OrderingKeys {
 	 * @return the number of messages deleted
 	 */
 	int discard(String conditions, Map<String, Object> params, int limit) {
-		Map<String, Object> all = new java.util.LinkedHashMap<>(params);
+		Map<String, Object> all = new LinkedHashMap<>(params);
 		all.put("limit", limit);
 		String mark = Sql.render(MARK_DISCARDED.formatted(conditions), this.tables);
 		Integer discarded = this.transactions.execute((status) -> {
@@ -377,18 +379,15 @@ final class OrderingKeys {
 	private static final class FinishedRow {
 
 		static String[] of(Outcome outcome, @Nullable String snippet) {
-			String deadReason = (outcome.decision() instanceof io.retryoutbox.RetryDecision.Dead dead)
-					? dead.reason().name() : null;
-			Object next = (outcome.decision() instanceof io.retryoutbox.RetryDecision.Retry retry)
-					? retry.nextAttemptAt() : null;
-			String delayReason = (outcome.decision() instanceof io.retryoutbox.RetryDecision.Retry retry)
-					? retry.delayReason().name() : null;
+			RetryDecision decision = outcome.decision();
+			String deadReason = (decision instanceof RetryDecision.Dead dead) ? dead.reason().name() : null;
+			RetryDecision.Retry retry = (decision instanceof RetryDecision.Retry r) ? r : null;
 			return new String[] { outcome.id().toString(), outcome.status().name(), outcome.attemptOutcome().name(),
-					text(next), text(outcome.statusCode()), outcome.errorCode(), outcome.error(), deadReason,
-					Boolean.toString(outcome.releasesKey()), outcome.startedAt().toString(),
-					Long.toString(outcome.duration().toMillis()),
-					(outcome.delay() != null) ? Long.toString(outcome.delay().toMillis()) : null, delayReason,
-					snippet };
+					(retry != null) ? retry.nextAttemptAt().toString() : null, text(outcome.statusCode()),
+					outcome.errorCode(), outcome.error(), deadReason, Boolean.toString(outcome.releasesKey()),
+					outcome.startedAt().toString(), Long.toString(outcome.duration().toMillis()),
+					(outcome.delay() != null) ? Long.toString(outcome.delay().toMillis()) : null,
+					(retry != null) ? retry.delayReason().name() : null, snippet };
 		}
 
 		private static @Nullable String text(@Nullable Object value) {

@@ -40,7 +40,12 @@ final class DecisionRecorder {
 		this.onDead = Map.copyOf(onDead);
 	}
 
-	Outcome record(ClaimedMessage message, DeliveryOutcome outcome, Instant startedAt, Duration duration) {
+	/**
+	 * The attempt's duration ends once the policy decided, so that the wait recorded
+	 * before the next attempt, counted from that end, never exceeds what the policy
+	 * chose.
+	 */
+	Outcome record(ClaimedMessage message, DeliveryOutcome outcome, Instant startedAt, long startNanos) {
 		DeliveryAttempt attempt = new DeliveryAttempt(message.id(), message.destination(), message.attempt(),
 				message.createdAt());
 		Integer statusCode = (outcome instanceof DeliveryOutcome.Response response) ? response.statusCode() : null;
@@ -64,6 +69,7 @@ final class DecisionRecorder {
 			error = ((error != null) ? error + "; " : "") + "retry policy failed: "
 					+ describe(new DeliveryOutcome.Failure(ex));
 		}
+		Duration duration = Duration.ofNanos(System.nanoTime() - startNanos);
 		if (decision instanceof RetryDecision.Delivered) {
 			return new Outcome(message.id(), decision, message.orderingKey() != null, statusCode, null, null, startedAt,
 					duration);

@@ -459,9 +459,8 @@ public final class OutboxRelay implements SmartLifecycle {
 			Instant startedAt = Instant.now();
 			long start = System.nanoTime();
 			return this.dispatcher.send(message).map((outcome) -> {
-				Duration took = Duration.ofNanos(System.nanoTime() - start);
 				flow.release(permit, outcome);
-				return this.recorder.record(message, outcome, startedAt, took);
+				return this.recorder.record(message, outcome, startedAt, start);
 			});
 		});
 	}
