@@ -51,6 +51,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(OutboxRelay.class);
 
+	private static final Duration LINGER = Duration.ofMillis(5);
+
 	private final OutboxStore store;
 
 	private final HttpDispatcher dispatcher;
@@ -326,8 +328,11 @@ public final class OutboxRelay implements SmartLifecycle {
 				logger.info("Outbox relay polls again after a failure");
 				this.lastPollError = null;
 			}
-			if (moreWork || !this.completed.isEmpty()) {
+			if (moreWork) {
 				wakeUp();
+			}
+			else if (!this.completed.isEmpty()) {
+				wakeUpSoon();
 			}
 		}
 		catch (RuntimeException ex) {
@@ -468,7 +473,18 @@ public final class OutboxRelay implements SmartLifecycle {
 	private void completed(Outcome outcome) {
 		this.completed.add(outcome);
 		this.slots.release();
-		wakeUp();
+		wakeUpSoon();
+	}
+
+	/**
+	 * Polls after {@link #LINGER}, so that answers arriving close together are written in
+	 * one round.
+	 */
+	private void wakeUpSoon() {
+		if (this.running && this.polled && this.wakePending.compareAndSet(false, true)
+				&& !this.poller.schedule(LINGER, this::poll)) {
+			this.wakePending.set(false);
+		}
 	}
 
 	private void failed(ClaimedMessage message, Limiter.Listener permit, Throwable ex) {
