@@ -685,9 +685,9 @@ public class RetryOutboxProperties {
 
 		/**
 		 * Number of consecutive transient failures (connection errors, timeouts, 408,
-		 * 425, 429, 5xx) after which the destination is paused and probed one request at
-		 * a time, at an interval that doubles from 1s up to retry.retry-after-max, until
-		 * a probe gets through; 0 turns the circuit off.
+		 * 425, 429, 500, 502, 503, 504) after which the destination is paused and probed
+		 * one request at a time, at an interval that doubles from 1s up to
+		 * retry.retry-after-max, until a probe gets through; 0 turns the circuit off.
 		 */
 		private int failureThreshold = 10;
 

@@ -12,6 +12,7 @@ import com.netflix.concurrency.limits.limit.FixedLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.retry.RetryAfter;
+import io.retryoutbox.retry.TransientStatus;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.NestedExceptionUtils;
@@ -167,10 +168,15 @@ final class DestinationFlow {
 		this.probing = true;
 	}
 
+	/**
+	 * Whether an outcome counts towards opening the circuit: what the default policy
+	 * retries by status, and every failure to get a response. A 409 the policy retries
+	 * for its error code ({@code RESOURCE_LOCKED}) is not counted: it says one resource
+	 * is busy, not that the destination is failing.
+	 */
 	private static boolean isTransient(DeliveryOutcome outcome) {
 		if (outcome instanceof DeliveryOutcome.Response response) {
-			int status = response.statusCode();
-			return status == 408 || status == 425 || status == 429 || (status >= 500 && status != 501 && status != 505);
+			return TransientStatus.isTransient(response.statusCode());
 		}
 		return true;
 	}

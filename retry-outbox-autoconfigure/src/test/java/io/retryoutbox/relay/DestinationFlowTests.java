@@ -2,14 +2,21 @@ package io.retryoutbox.relay;
 
 import java.net.ConnectException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
 
 import com.netflix.concurrency.limits.Limiter;
+import io.retryoutbox.DeliveryAttempt;
 import io.retryoutbox.DeliveryOutcome;
+import io.retryoutbox.RetryDecision;
+import io.retryoutbox.retry.DefaultRetryPolicy;
+import io.retryoutbox.retry.RetrySettings;
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.http.HttpHeaders;
@@ -192,6 +199,32 @@ class DestinationFlowTests {
 			flow.release(flow.acquire(), response(500, null));
 		}
 		assertThat(flow.state()).isEqualTo(DestinationState.OPEN);
+	}
+
+	/**
+	 * The circuit counts a status as a failure exactly when the default policy retries
+	 * it, so that neither treats as passing what the other treats as final. 409 is left
+	 * out: the policy decides it by the error code in its body, the circuit never counts
+	 * it.
+	 */
+	@Test
+	void countsTowardsTheCircuitExactlyTheStatusesTheDefaultPolicyRetries() {
+		DefaultRetryPolicy policy = new DefaultRetryPolicy(RetrySettings.DEFAULTS);
+		DeliveryAttempt attempt = new DeliveryAttempt(UUID.randomUUID(), "api", 1, Instant.now());
+		SoftAssertions softly = new SoftAssertions();
+		for (int status = 0; status < 1000; status++) {
+			if (status == 409) {
+				continue;
+			}
+			DestinationFlow flow = new DestinationFlow("api",
+					new RelayDestination.Flow(true, 256, false, Duration.ofMinutes(10), 1), this.now::get);
+			DeliveryOutcome outcome = response(status, null);
+			flow.release(flow.acquire(), outcome);
+			softly.assertThat(flow.state() == DestinationState.PAUSED)
+				.as("circuit counts %d", status)
+				.isEqualTo(policy.decide(attempt, outcome) instanceof RetryDecision.Retry);
+		}
+		softly.assertAll();
 	}
 
 	private static DeliveryOutcome response(int status, String retryAfter) {
