@@ -31,11 +31,14 @@ class DestinationFlowTests {
 
 	private static final long TWENTY_MS = 20_000_000L;
 
+	private static final double NO_RATE = Double.POSITIVE_INFINITY;
+
 	private final AtomicLong now = new AtomicLong();
 
 	private DestinationFlow flow(boolean adaptive, int maxConcurrency) {
 		return new DestinationFlow("api",
-				new RelayDestination.Flow(adaptive, maxConcurrency, true, Duration.ofMinutes(10), 10), this.now::get);
+				new RelayDestination.Flow(adaptive, maxConcurrency, NO_RATE, true, Duration.ofMinutes(10), 10),
+				this.now::get);
 	}
 
 	/**
@@ -142,7 +145,7 @@ class DestinationFlowTests {
 	@Test
 	void pausesAgainWhenTheProbeIsToldToWaitAndCapsThePause() {
 		DestinationFlow flow = new DestinationFlow("api",
-				new RelayDestination.Flow(true, 256, true, Duration.ofSeconds(60), 10), this.now::get);
+				new RelayDestination.Flow(true, 256, NO_RATE, true, Duration.ofSeconds(60), 10), this.now::get);
 		flow.release(flow.acquire(), response(429, "86400"));
 		this.now.addAndGet(Duration.ofSeconds(60).toNanos());
 		assertThat(flow.state()).isEqualTo(DestinationState.PROBING);
@@ -159,7 +162,7 @@ class DestinationFlowTests {
 		flow.release(flow.acquire(), response(500, "30"));
 		assertThat(flow.state()).isEqualTo(DestinationState.OPEN);
 		DestinationFlow off = new DestinationFlow("api",
-				new RelayDestination.Flow(true, 256, false, Duration.ofMinutes(10), 10), this.now::get);
+				new RelayDestination.Flow(true, 256, NO_RATE, false, Duration.ofMinutes(10), 10), this.now::get);
 		off.release(off.acquire(), response(503, "30"));
 		assertThat(off.state()).isEqualTo(DestinationState.OPEN);
 	}
@@ -194,7 +197,7 @@ class DestinationFlowTests {
 	@Test
 	void neverOpensTheCircuitWhenItsThresholdIsZero() {
 		DestinationFlow flow = new DestinationFlow("api",
-				new RelayDestination.Flow(true, 256, true, Duration.ofMinutes(10), 0), this.now::get);
+				new RelayDestination.Flow(true, 256, NO_RATE, true, Duration.ofMinutes(10), 0), this.now::get);
 		for (int i = 0; i < 100; i++) {
 			flow.release(flow.acquire(), response(500, null));
 		}
@@ -217,7 +220,7 @@ class DestinationFlowTests {
 				continue;
 			}
 			DestinationFlow flow = new DestinationFlow("api",
-					new RelayDestination.Flow(true, 256, false, Duration.ofMinutes(10), 1), this.now::get);
+					new RelayDestination.Flow(true, 256, NO_RATE, false, Duration.ofMinutes(10), 1), this.now::get);
 			DeliveryOutcome outcome = response(status, null);
 			flow.release(flow.acquire(), outcome);
 			softly.assertThat(flow.state() == DestinationState.PAUSED)
@@ -238,7 +241,7 @@ class DestinationFlowTests {
 	@Test
 	void staysAtMaxConcurrencyWhenNotAdaptive() {
 		DestinationFlow flow = new DestinationFlow("api",
-				new RelayDestination.Flow(false, 8, true, Duration.ofMinutes(10), 0), this.now::get);
+				new RelayDestination.Flow(false, 8, NO_RATE, true, Duration.ofMinutes(10), 0), this.now::get);
 		run(flow, 50, (n) -> true);
 		assertThat(flow.limit()).isEqualTo(8);
 		assertThat(flow.available()).isEqualTo(8);
