@@ -3,6 +3,7 @@ package io.retryoutbox;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
@@ -39,10 +40,10 @@ class ClassificationOverHttpIntegrationTests {
 					"retry-outbox.retry.delay=1h", "retry-outbox.require-transaction=false");
 	}
 
-	private Map<String, Object> rowAfterOneAttempt(MockResponse response) {
+	private Map<String, Object> rowAfterOneAttempt(MockResponse response, String... properties) {
 		this.destination.dispatcher().answer("/x", response);
 		Object[] row = new Object[1];
-		runner().run((context) -> {
+		runner().withPropertyValues(properties).run((context) -> {
 			UUID id = context.getBean(Outbox.class).send(OutboxRequest.post("api", "/x").build());
 			await().atMost(Duration.ofSeconds(20)).until(() -> {
 				Map<String, Object> current = OutboxContexts.row(context, id);
@@ -53,6 +54,32 @@ class ClassificationOverHttpIntegrationTests {
 		@SuppressWarnings("unchecked")
 		Map<String, Object> result = (Map<String, Object>) row[0];
 		return result;
+	}
+
+	@Test
+	void recordsASuccessOnceItsStatusArrivesHoweverSlowlyItsBodyFollows() {
+		// Headers at once, then a body at one byte per 500 ms: ten seconds, ten times the
+		// timeout. Waiting for it turned the success into a timeout and a second request.
+		Map<String, Object> row = rowAfterOneAttempt(new MockResponse.Builder().code(200)
+			.body("x".repeat(20))
+			.throttleBody(1, 500, TimeUnit.MILLISECONDS)
+			.build(), "retry-outbox.destinations.api.timeout=1s");
+		assertThat(row).containsEntry("status", "DELIVERED").containsEntry("last_status_code", 200);
+		assertThat(this.destination.dispatcher().requests()).hasSize(1);
+	}
+
+	@Test
+	void classifiesAnErrorFromTheStartOfABodyThatTrickles() {
+		// The envelope arrives at once, then the body trickles for far longer than the
+		// timeout: classified from what arrived, not recorded as a timeout.
+		Map<String, Object> row = rowAfterOneAttempt(new MockResponse.Builder().code(409)
+			.addHeader("Content-Type", "application/json")
+			.body("{\"error\":{\"code\":\"CONFLICT\"}}" + " ".repeat(400))
+			.throttleBody(30, 500, TimeUnit.MILLISECONDS)
+			.build(), "retry-outbox.destinations.api.timeout=2s");
+		assertThat(row).containsEntry("status", "DEAD")
+			.containsEntry("last_status_code", 409)
+			.containsEntry("last_error_code", "CONFLICT");
 	}
 
 	@ParameterizedTest

@@ -32,6 +32,7 @@ class OutboxEnqueueValidationTests {
 	void createDatabase() {
 		this.runner = OutboxContexts.runner(TestDatabase.createDatabase())
 			.withPropertyValues("retry-outbox.destinations.payments.base-url=http://localhost:9/api",
+					"retry-outbox.destinations.payments.headers.Authorization=Bearer configured",
 					"retry-outbox.relay.enabled=false", "retry-outbox.max-body-size=1KB");
 	}
 
@@ -57,6 +58,37 @@ class OutboxEnqueueValidationTests {
 			"mailto:someone@example.com", "ftp://files.example/x" })
 	void refusesAnAbsoluteUrlAsPath(String path) {
 		assertRefused(OutboxRequest.post("payments", path).build(), "Path '" + path + "'");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "/../admin", "/a/../b", "..", "/a/./b", "/a/%2e%2e/b", "/a/%2E%2e/b", "/a/.%2e/b",
+			"/a/%2e./b", "/a/%2e/b", "/x/..?q=1" })
+	void refusesADotSegmentRawOrPercentEncoded(String path) {
+		assertRefused(OutboxRequest.post("payments", path).build(), "must not contain a dot segment");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "Authorization", "authorization", "AUTHORIZATION" })
+	void refusesAHeaderTheDestinationConfiguresInAnyCase(String name) {
+		assertRefused(OutboxRequest.post("payments", "/x").header(name, "Bearer caller").build(),
+				"Header '" + name + "' is set by the configuration of destination 'payments'");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "Host", "host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
+			"Upgrade", "TE", "Trailer", "Proxy-Authorization", "proxy-connection" })
+	void refusesAHeaderThatBelongsToTheConnection(String name) {
+		assertRefused(OutboxRequest.post("payments", "/x").header(name, "evil.example").build(),
+				"Header '" + name + "' is set by the HTTP client");
+	}
+
+	@Test
+	void acceptsDotsInsideASegment() {
+		this.runner.run((context) -> {
+			sendInTransaction(context, OutboxRequest.post("payments", "/files/report..v2.txt").build());
+			sendInTransaction(context, OutboxRequest.post("payments", "/.well-known/x").build());
+			assertThat(OutboxContexts.count(context)).isEqualTo(2);
+		});
 	}
 
 	@Test

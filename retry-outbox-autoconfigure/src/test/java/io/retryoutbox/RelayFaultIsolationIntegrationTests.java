@@ -45,6 +45,7 @@ class RelayFaultIsolationIntegrationTests {
 	void answerByPath() {
 		this.destination.dispatcher()
 			.answer("/api/ok", new MockResponse.Builder().code(200).build())
+			.answer("/api/@evil.example/ok", new MockResponse.Builder().code(200).build())
 			.answer("/api/broken", new MockResponse.Builder().code(500).build());
 	}
 
@@ -65,6 +66,64 @@ class RelayFaultIsolationIntegrationTests {
 				VALUES (?, ?, ?, '/ok', ?::jsonb, ?)
 				""").params(id, destination, method, headers, id.toString()).update();
 		return id;
+	}
+
+	/**
+	 * Inserts a message with a path and headers as a hand edit could leave them.
+	 */
+	private static UUID insertEdited(AssertableApplicationContext context, String path, String headers) {
+		UUID id = UUID.randomUUID();
+		OutboxContexts.jdbc(context).sql("""
+				INSERT INTO retry_outbox_message (id, destination, method, path, headers, idempotency_key)
+				VALUES (?, 'api', 'POST', ?, ?::jsonb, ?)
+				""").params(id, path, headers, id.toString()).update();
+		return id;
+	}
+
+	@Test
+	void neverSendsAnEditedRowWhosePathClimbsOutOfTheBasePathOrWhoseHeadersBelongToTheConnection() {
+		this.runner().withPropertyValues("retry-outbox.relay.start-delay=1s").run((context) -> {
+			UUID dots = insertEdited(context, "/../admin", "{}");
+			UUID encoded = insertEdited(context, "/a/%2e%2e/b", "{}");
+			UUID host = insertEdited(context, "/ok", "{\"Host\": [\"evil.example\"]}");
+			UUID ok = insertEdited(context, "/ok", "{}");
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(OutboxContexts.row(context, ok)).containsEntry("status", "DELIVERED"));
+			for (UUID invalid : new UUID[] { dots, encoded, host }) {
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(
+							() -> assertThat(OutboxContexts.row(context, invalid)).containsEntry("status", "DEAD")
+								.containsEntry("dead_reason", "INVALID_REQUEST"));
+			}
+			assertThat(this.destination.dispatcher().requests()).hasSize(1);
+		});
+	}
+
+	@Test
+	void sendsAnEditedPathUnderTheBaseUrlsHostWhateverItStartsWith() {
+		this.runner().withPropertyValues("retry-outbox.relay.start-delay=1s").run((context) -> {
+			UUID id = insertEdited(context, "@evil.example/ok", "{}");
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(OutboxContexts.row(context, id)).containsEntry("status", "DELIVERED"));
+			assertThat(this.destination.dispatcher().requests()).singleElement()
+				.satisfies((request) -> assertThat(request.getUrl().encodedPath()).isEqualTo("/api/@evil.example/ok"));
+		});
+	}
+
+	@Test
+	void sendsTheConfiguredHeaderWhenAnEditedRowCarriesItsOwn() {
+		this.runner()
+			.withPropertyValues("retry-outbox.relay.start-delay=1s",
+					"retry-outbox.destinations.api.headers.Authorization=Bearer configured")
+			.run((context) -> {
+				UUID id = insertEdited(context, "/ok", "{\"authorization\": [\"Bearer caller\"]}");
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(
+							() -> assertThat(OutboxContexts.row(context, id)).containsEntry("status", "DELIVERED"));
+				assertThat(this.destination.dispatcher().requests()).singleElement()
+					.satisfies((request) -> assertThat(request.getHeaders().values("Authorization"))
+						.containsExactly("Bearer configured"));
+			});
 	}
 
 	@Test

@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
 import javax.sql.DataSource;
@@ -132,9 +133,12 @@ public final class RetryOutboxAutoConfiguration {
 	@ConditionalOnMissingBean
 	Outbox outbox(JdbcOutboxComponents jdbc, RetryOutboxProperties properties, ObjectProvider<OutboxRelay> relay,
 			ObjectProvider<PostgresNotifier> notifier, ObjectProvider<EnqueueObserver> enqueueObservers) {
-		JdbcOutboxComponents.EnqueueSettings settings = new JdbcOutboxComponents.EnqueueSettings(
-				destinations(properties).keySet(), properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(),
-				properties.isRequireTransaction());
+		Map<String, RelayDestination> destinations = destinations(properties);
+		Map<String, Set<String>> configuredHeaders = new LinkedHashMap<>();
+		destinations.forEach((name, destination) -> configuredHeaders.put(name, destination.headers().keySet()));
+		JdbcOutboxComponents.EnqueueSettings settings = new JdbcOutboxComponents.EnqueueSettings(destinations.keySet(),
+				properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(), properties.isRequireTransaction(),
+				configuredHeaders);
 		return jdbc.outbox(settings, () -> {
 			relay.ifAvailable(OutboxRelay::wakeUp);
 			notifier.ifAvailable(PostgresNotifier::requestNotify);
@@ -234,7 +238,8 @@ public final class RetryOutboxAutoConfiguration {
 				ObjectProvider<AttemptObserver> attemptObservers) {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
-					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay());
+					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay(),
+					Math.toIntExact(relay.getErrorBodyLimit().toBytes()));
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
 					: defaultRetryPolicy(properties, jsonMapper);
 			OutboxRelay outboxRelay = new OutboxRelay(store, retryPolicy, fallback,

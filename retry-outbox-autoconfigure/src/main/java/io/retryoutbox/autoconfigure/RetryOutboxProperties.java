@@ -276,6 +276,12 @@ public class RetryOutboxProperties {
 		private Duration startDelay = Duration.ZERO;
 
 		/**
+		 * Largest part of an error response's body read to classify it (its error code);
+		 * the rest is dropped unread.
+		 */
+		private DataSize errorBodyLimit = DataSize.ofKilobytes(4);
+
+		/**
 		 * Whether enqueues wake the relays of other instances through PostgreSQL
 		 * LISTEN/NOTIFY.
 		 */
@@ -315,6 +321,14 @@ public class RetryOutboxProperties {
 
 		public void setStartDelay(Duration startDelay) {
 			this.startDelay = startDelay;
+		}
+
+		public DataSize getErrorBodyLimit() {
+			return this.errorBodyLimit;
+		}
+
+		public void setErrorBodyLimit(DataSize errorBodyLimit) {
+			this.errorBodyLimit = errorBodyLimit;
 		}
 
 		public boolean isNotify() {

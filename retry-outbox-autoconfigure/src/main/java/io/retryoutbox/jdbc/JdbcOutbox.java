@@ -41,7 +41,8 @@ final class JdbcOutbox implements Outbox {
 	JdbcOutbox(OrderingKeys keys, JdbcOutboxComponents.EnqueueSettings settings, JsonMapper jsonMapper,
 			Runnable afterCommit, EnqueueObserver observer) {
 		this.keys = keys;
-		this.validator = new RequestValidator(Set.copyOf(settings.destinations()), settings.maxBodySize());
+		this.validator = new RequestValidator(Set.copyOf(settings.destinations()), settings.maxBodySize(),
+				settings.configuredHeaders());
 		this.jsonMapper = jsonMapper;
 		this.idempotencyKeyHeader = settings.idempotencyKeyHeader();
 		this.requireTransaction = settings.requireTransaction();

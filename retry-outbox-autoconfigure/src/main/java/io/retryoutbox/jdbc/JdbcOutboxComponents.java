@@ -2,6 +2,7 @@ package io.retryoutbox.jdbc;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Map;
 
 import javax.sql.DataSource;
 
@@ -129,9 +130,23 @@ public final class JdbcOutboxComponents {
 	 * @param maxBodySize the largest body accepted
 	 * @param idempotencyKeyHeader the name of the idempotency key header
 	 * @param requireTransaction whether an active transaction is required
+	 * @param configuredHeaders by destination, the names of the headers its configuration
+	 * sets, which a message may not set too
 	 */
 	public record EnqueueSettings(Collection<String> destinations, DataSize maxBodySize, String idempotencyKeyHeader,
-			boolean requireTransaction) {
+			boolean requireTransaction, Map<String, ? extends Collection<String>> configuredHeaders) {
+
+		/**
+		 * Settings for destinations that configure no headers.
+		 * @param destinations the configured destination names
+		 * @param maxBodySize the largest body accepted
+		 * @param idempotencyKeyHeader the name of the idempotency key header
+		 * @param requireTransaction whether an active transaction is required
+		 */
+		public EnqueueSettings(Collection<String> destinations, DataSize maxBodySize, String idempotencyKeyHeader,
+				boolean requireTransaction) {
+			this(destinations, maxBodySize, idempotencyKeyHeader, requireTransaction, Map.of());
+		}
 
 	}
 

@@ -54,14 +54,22 @@ final class JdbcOutboxStore implements OutboxStore {
 				m.ordering_key, m.idempotency_key, m.attempts, m.created_at, m.trace_parent, m.trace_state
 			""";
 
+	// Both skip rows another transaction has locked, e.g. a round writing their
+	// outcomes: the keeper and the rounds lock the same rows in different orders, and
+	// waiting would let them deadlock. A row skipped now is finished or comes again.
 	private static final String RECOVER_EXPIRED = """
 			UPDATE {message} SET status = {PENDING}, lease_owner = NULL, lease_until = NULL
-			WHERE status = {IN_FLIGHT} AND lease_until < now()
+			WHERE id IN (
+				SELECT id FROM {message} WHERE status = {IN_FLIGHT} AND lease_until < now()
+				FOR UPDATE SKIP LOCKED)
+				AND status = {IN_FLIGHT} AND lease_until < now()
 			""";
 
 	private static final String EXTEND_LEASES = """
 			UPDATE {message} SET lease_until = now() + ? * interval '1 millisecond'
-			WHERE status = {IN_FLIGHT} AND lease_owner = ? AND id = ANY (?::uuid[])
+			WHERE id IN (
+				SELECT id FROM {message} WHERE status = {IN_FLIGHT} AND lease_owner = ? AND id = ANY (?::uuid[])
+				FOR UPDATE SKIP LOCKED)
 			""";
 
 	private static final String RELEASE = """

@@ -1,5 +1,9 @@
 package io.retryoutbox.jdbc;
 
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import io.retryoutbox.OutboxRequest;
@@ -16,9 +20,13 @@ final class RequestValidator {
 
 	private final DataSize maxBodySize;
 
-	RequestValidator(Set<String> destinations, DataSize maxBodySize) {
+	private final Map<String, Collection<String>> configuredHeaders;
+
+	RequestValidator(Set<String> destinations, DataSize maxBodySize,
+			Map<String, ? extends Collection<String>> configuredHeaders) {
 		this.destinations = Set.copyOf(destinations);
 		this.maxBodySize = maxBodySize;
+		this.configuredHeaders = Collections.unmodifiableMap(configuredHeaders);
 	}
 
 	void validate(OutboxRequest request) {
@@ -28,6 +36,14 @@ final class RequestValidator {
 							+ request.destination() + ".base-url (configured: " + this.destinations + ")");
 		}
 		HttpRequestRules.check(request.method().name(), request.path(), request.headers());
+		Collection<String> configured = this.configuredHeaders.getOrDefault(request.destination(), List.of());
+		for (String name : request.headers().keySet()) {
+			if (configured.stream().anyMatch(name::equalsIgnoreCase)) {
+				throw new IllegalArgumentException("Header '" + name + "' is set by the configuration of destination '"
+						+ request.destination() + "' (retry-outbox.destinations." + request.destination()
+						+ ".headers); a message must not set it too");
+			}
+		}
 	}
 
 	void validateBodySize(int size) {

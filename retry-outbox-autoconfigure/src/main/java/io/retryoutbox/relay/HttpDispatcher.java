@@ -1,10 +1,13 @@
 package io.retryoutbox.relay;
 
+import java.time.Duration;
 import java.util.Map;
 
 import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.message.ClaimedMessage;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
@@ -19,7 +22,9 @@ import org.springframework.web.reactive.function.client.WebClient;
  */
 final class HttpDispatcher {
 
-	static final int MAX_ERROR_BODY_BYTES = 64 * 1024;
+	// How long the body of an error answer is read before it is classified from what
+	// arrived, at most half the attempt's timeout.
+	private static final Duration ERROR_BODY_WAIT = Duration.ofSeconds(1);
 
 	private static final byte[] EMPTY = new byte[0];
 
@@ -29,10 +34,14 @@ final class HttpDispatcher {
 
 	private final String idempotencyKeyHeader;
 
-	HttpDispatcher(WebClient webClient, Map<String, RelayDestination> destinations, String idempotencyKeyHeader) {
+	private final int maxErrorBodyBytes;
+
+	HttpDispatcher(WebClient webClient, Map<String, RelayDestination> destinations, String idempotencyKeyHeader,
+			int maxErrorBodyBytes) {
 		this.webClient = webClient;
 		this.destinations = Map.copyOf(destinations);
 		this.idempotencyKeyHeader = idempotencyKeyHeader;
+		this.maxErrorBodyBytes = maxErrorBodyBytes;
 	}
 
 	Mono<DeliveryOutcome> send(ClaimedMessage message) {
@@ -41,37 +50,60 @@ final class HttpDispatcher {
 			return Mono.just(new DeliveryOutcome.Failure(new IllegalStateException(
 					"Destination '" + message.destination() + "' is not configured in retry-outbox.destinations")));
 		}
-		return Mono.defer(() -> exchange(message, destination))
-			.timeout(destination.timeout())
-			.onErrorResume((ex) -> Mono.just(new DeliveryOutcome.Failure(ex)));
+		// The outcome is known once the status (and, for an error, what classification
+		// needs of its body) has arrived; the rest of the exchange, draining a 2xx body,
+		// goes on by itself within the timeout. Waiting for it could turn a success
+		// whose body trickles into a timeout, and the message would be sent again.
+		return Mono.defer(() -> {
+			Sinks.One<DeliveryOutcome> outcome = Sinks.one();
+			Disposable exchange = Mono.defer(() -> exchange(message, destination, outcome))
+				.timeout(destination.timeout())
+				.subscribe(null, (ex) -> outcome.tryEmitValue(new DeliveryOutcome.Failure(ex)),
+						() -> outcome.tryEmitValue(new DeliveryOutcome.Failure(
+								new IllegalStateException("The exchange ended without a response"))));
+			return outcome.asMono().doOnCancel(exchange::dispose);
+		});
 	}
 
-	private Mono<DeliveryOutcome> exchange(ClaimedMessage message, RelayDestination destination) {
+	private Mono<Void> exchange(ClaimedMessage message, RelayDestination destination,
+			Sinks.One<DeliveryOutcome> outcome) {
 		WebClient.RequestBodySpec request = this.webClient.method(HttpMethod.valueOf(message.method()))
 			.uri(destination.resolve(message.path()))
 			.headers((headers) -> {
-				destination.headers().forEach(headers::set);
+				// The configured headers last, so that they win over a row's own in any
+				// case: enqueue refuses them, but a row can be edited.
 				message.headers().forEach(headers::put);
+				destination.headers().forEach(headers::set);
 				headers.set(this.idempotencyKeyHeader, message.idempotencyKey());
 				if (message.contentType() != null) {
 					headers.set(HttpHeaders.CONTENT_TYPE, message.contentType());
 				}
 			});
 		WebClient.RequestHeadersSpec<?> spec = (message.body() != null) ? request.bodyValue(message.body()) : request;
-		return spec.exchangeToMono(HttpDispatcher::read);
+		Duration errorBodyWait = min(ERROR_BODY_WAIT, destination.timeout().dividedBy(2));
+		return spec.exchangeToMono((response) -> read(response, outcome, errorBodyWait));
 	}
 
-	private static Mono<DeliveryOutcome> read(ClientResponse response) {
+	private Mono<Void> read(ClientResponse response, Sinks.One<DeliveryOutcome> outcome, Duration errorBodyWait) {
 		int status = response.statusCode().value();
 		HttpHeaders headers = HttpHeaders.readOnlyHttpHeaders(response.headers().asHttpHeaders());
 		if (response.statusCode().is2xxSuccessful()) {
-			return response.releaseBody().thenReturn(new DeliveryOutcome.Response(status, headers, EMPTY));
+			outcome.tryEmitValue(new DeliveryOutcome.Response(status, headers, EMPTY));
+			return response.releaseBody();
 		}
+		// Only what arrives within a short wait, up to the limit: classification needs
+		// the start of an error envelope, never the whole body.
 		return DataBufferUtils
-			.join(DataBufferUtils.takeUntilByteCount(response.bodyToFlux(DataBuffer.class), MAX_ERROR_BODY_BYTES))
+			.join(DataBufferUtils.takeUntilByteCount(response.bodyToFlux(DataBuffer.class), this.maxErrorBodyBytes)
+				.take(errorBodyWait))
 			.map(HttpDispatcher::toBytes)
 			.defaultIfEmpty(EMPTY)
-			.map((body) -> new DeliveryOutcome.Response(status, headers, body));
+			.doOnNext((body) -> outcome.tryEmitValue(new DeliveryOutcome.Response(status, headers, body)))
+			.then();
+	}
+
+	private static Duration min(Duration a, Duration b) {
+		return (a.compareTo(b) <= 0) ? a : b;
 	}
 
 	private static byte[] toBytes(DataBuffer buffer) {

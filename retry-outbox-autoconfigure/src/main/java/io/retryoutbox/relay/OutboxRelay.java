@@ -125,7 +125,7 @@ public final class OutboxRelay implements SmartLifecycle {
 			AttemptObserver observer) {
 		this.observer = observer;
 		this.store = store;
-		this.dispatcher = new HttpDispatcher(webClient, destinations, idempotencyKeyHeader);
+		this.dispatcher = new HttpDispatcher(webClient, destinations, idempotencyKeyHeader, settings.errorBodyLimit());
 		Map<String, OnDead> onDead = new HashMap<>();
 		destinations.forEach((name, destination) -> onDead.put(name, destination.onDead()));
 		this.recorder = new DecisionRecorder(policy, fallback, onDead);
@@ -586,9 +586,27 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * @param leaseTimeout how long a claim holds before another relay may take it over
 	 * @param shutdownTimeout how long stopping waits for in-flight requests
 	 * @param startDelay how long after start the relay first looks for due messages
+	 * @param errorBodyLimit the largest part of an error response's body read to classify
+	 * it, in bytes
 	 */
 	public record Settings(Duration pollInterval, int batchSize, int concurrency, Duration leaseTimeout,
-			Duration shutdownTimeout, Duration startDelay) {
+			Duration shutdownTimeout, Duration startDelay, int errorBodyLimit) {
+
+		/**
+		 * Settings that read at most 4 KB of an error response's body.
+		 * @param pollInterval how often to look for due messages when nothing woke the
+		 * relay
+		 * @param batchSize the largest number of messages claimed at once
+		 * @param concurrency the largest number of requests in flight at once
+		 * @param leaseTimeout how long a claim holds before another relay may take it
+		 * over
+		 * @param shutdownTimeout how long stopping waits for in-flight requests
+		 * @param startDelay how long after start the relay first looks for due messages
+		 */
+		public Settings(Duration pollInterval, int batchSize, int concurrency, Duration leaseTimeout,
+				Duration shutdownTimeout, Duration startDelay) {
+			this(pollInterval, batchSize, concurrency, leaseTimeout, shutdownTimeout, startDelay, 4096);
+		}
 
 		public Settings {
 			Assert.isTrue(!pollInterval.isNegative() && !pollInterval.isZero(),
@@ -600,6 +618,7 @@ public final class OutboxRelay implements SmartLifecycle {
 			Assert.isTrue(!shutdownTimeout.isNegative(),
 					() -> "shutdown-timeout must not be negative, was " + shutdownTimeout);
 			Assert.isTrue(!startDelay.isNegative(), () -> "start-delay must not be negative, was " + startDelay);
+			Assert.isTrue(errorBodyLimit >= 0, () -> "error-body-limit must not be negative, was " + errorBodyLimit);
 		}
 
 	}

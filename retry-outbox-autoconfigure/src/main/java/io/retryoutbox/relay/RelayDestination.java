@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Map;
 
 import org.springframework.util.Assert;
+import org.springframework.web.util.UriComponentsBuilder;
 
 /**
  * Where and how the relay sends the messages of one destination.
@@ -27,9 +28,20 @@ public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String
 		Assert.notNull(flow, "flow must not be null");
 	}
 
+	/**
+	 * The URI of a stored path (already percent-encoded, possibly with a query) under the
+	 * base URL, built from the base URL's parts so that no path can change its scheme,
+	 * host or port.
+	 */
 	URI resolve(String path) {
-		String base = this.baseUrl.toString();
-		return URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) + path : base + path);
+		int queryStart = path.indexOf('?');
+		String pathPart = (queryStart >= 0) ? path.substring(0, queryStart) : path;
+		String query = (queryStart >= 0) ? path.substring(queryStart + 1) : null;
+		return UriComponentsBuilder.fromUri(this.baseUrl)
+			.path(pathPart.startsWith("/") ? pathPart : "/" + pathPart)
+			.query(query)
+			.build(true)
+			.toUri();
 	}
 
 	/**

@@ -3,7 +3,9 @@ package io.retryoutbox.support;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What makes a stored request sendable: a method and header names that are HTTP tokens,
@@ -14,6 +16,12 @@ import java.util.Map;
 public final class HttpRequestRules {
 
 	private static final String PROBE_HOST = "retry-outbox.invalid";
+
+	// Hop-by-hop and framing headers (RFC 9110, 9112), and Host: the HTTP client sets
+	// them from the destination and the body; a stored value could smuggle a request or
+	// name another host.
+	private static final Set<String> CONNECTION_HEADERS = Set.of("host", "content-length", "transfer-encoding",
+			"connection", "keep-alive", "upgrade", "te", "trailer");
 
 	private HttpRequestRules() {
 	}
@@ -49,6 +57,11 @@ public final class HttpRequestRules {
 			throw new IllegalArgumentException("Path '" + printable(path)
 					+ "' must be relative to the destination's base URL, not an absolute URL");
 		}
+		if (hasDotSegment(path)) {
+			throw new IllegalArgumentException("Path '" + printable(path)
+					+ "' must not contain a dot segment ('.' or '..', also percent-encoded): it could climb out of "
+					+ "the destination's base path");
+		}
 		try {
 			URI uri = new URI("http://" + PROBE_HOST + normalizePath(path));
 			if (!PROBE_HOST.equals(uri.getHost())) {
@@ -70,6 +83,11 @@ public final class HttpRequestRules {
 		if (name.isBlank() || !name.chars().allMatch(HttpRequestRules::isTokenChar)) {
 			throw new IllegalArgumentException("Header name '" + printable(name) + "' is not a valid HTTP header name");
 		}
+		String lowerCase = name.toLowerCase(Locale.ROOT);
+		if (CONNECTION_HEADERS.contains(lowerCase) || lowerCase.startsWith("proxy-")) {
+			throw new IllegalArgumentException("Header '" + name + "' is set by the HTTP client for the connection; "
+					+ "a message must not carry it");
+		}
 		for (String value : values) {
 			if (value == null) {
 				throw new IllegalArgumentException("Value of header '" + name + "' is missing");
@@ -87,6 +105,23 @@ public final class HttpRequestRules {
 	 */
 	public static String normalizePath(String path) {
 		return path.startsWith("/") ? path : "/" + path;
+	}
+
+	/**
+	 * Whether a segment of the path part (before any query) is {@code .} or {@code ..},
+	 * also when percent-encoded, which servers and proxies may decode before they resolve
+	 * it.
+	 */
+	private static boolean hasDotSegment(String path) {
+		int query = path.indexOf('?');
+		String pathPart = (query >= 0) ? path.substring(0, query) : path;
+		for (String segment : pathPart.split("/", -1)) {
+			String decoded = segment.replace("%2e", ".").replace("%2E", ".");
+			if (decoded.equals(".") || decoded.equals("..")) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static boolean hasScheme(String path) {

@@ -1,5 +1,7 @@
 package io.retryoutbox.jdbc;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -20,12 +22,15 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * Tests for {@link JdbcOutboxStore} on a real PostgreSQL: what a relay whose lease was
  * taken over may still write.
  */
 class JdbcOutboxStoreTests {
+
+	private DataSource dataSource;
 
 	private JdbcClient jdbc;
 
@@ -36,6 +41,7 @@ class JdbcOutboxStoreTests {
 	@BeforeEach
 	void createStoreOnAFreshDatabase() {
 		DataSource dataSource = new DriverManagerDataSource(TestDatabase.createDatabase());
+		this.dataSource = dataSource;
 		new OutboxSchemaInitializer(dataSource, null).afterPropertiesSet();
 		this.jdbc = JdbcClient.create(dataSource);
 		this.keys = new OrderingKeys(dataSource, OutboxTables.in(null));
@@ -83,6 +89,34 @@ class JdbcOutboxStoreTests {
 			.containsEntry("lease_owner", null)
 			.containsEntry("delivered_at", null);
 		assertThat(attemptLog(id)).isEmpty();
+	}
+
+	@Test
+	void extendsAndRecoversLeasesWithoutWaitingForARowAnotherTransactionHolds() throws Exception {
+		UUID held = insert();
+		UUID free = insert();
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofMinutes(1))).hasSize(2);
+		expireLease(held);
+		expireLease(free);
+		// As a round writing this row's outcome holds it: the keeper and the rounds lock
+		// rows in different orders, so a keeper that waited could deadlock with a round.
+		try (Connection round = this.dataSource.getConnection()) {
+			round.setAutoCommit(false);
+			try (PreparedStatement lock = round
+				.prepareStatement("SELECT id FROM retry_outbox_message WHERE id = ? FOR UPDATE")) {
+				lock.setObject(1, held);
+				lock.executeQuery().close();
+			}
+			assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+				assertThat(this.store.extendLeases("relay-a", List.of(held, free), Duration.ofMinutes(1))).isOne();
+				expireLease(free);
+				assertThat(this.store.recoverExpiredLeases()).isOne();
+			});
+			round.rollback();
+		}
+		assertThat(row(free)).containsEntry("status", "PENDING");
+		assertThat(row(held)).containsEntry("status", "IN_FLIGHT");
+		assertThat(this.store.recoverExpiredLeases()).isOne();
 	}
 
 	@Test
