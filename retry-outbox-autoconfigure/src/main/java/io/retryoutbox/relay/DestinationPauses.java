@@ -106,16 +106,20 @@ public final class DestinationPauses {
 	 * @param interval the poll interval
 	 */
 	synchronized void sync(Map<String, DestinationFlow> flows, Duration interval) {
+		long now = System.nanoTime();
+		// While the store fails, once per poll interval rather than once per poll.
+		if (this.failing && now - this.lastRead < interval.toNanos()) {
+			return;
+		}
 		try {
 			Map<String, Long> seen = new HashMap<>();
 			this.locals.forEach((destination, local) -> seen.put(destination, local.changes.get()));
 			boolean wrote = write();
-			long now = System.nanoTime();
 			if (!wrote && this.hasRead && now - this.lastRead < interval.toNanos()) {
 				return;
 			}
-			PauseStore.Snapshot snapshot = this.store.read(this.readFrom);
 			this.lastRead = now;
+			PauseStore.Snapshot snapshot = this.store.read(this.readFrom);
 			this.hasRead = true;
 			apply(snapshot, flows, seen);
 			if (this.failing) {
@@ -124,6 +128,7 @@ public final class DestinationPauses {
 			}
 		}
 		catch (RuntimeException ex) {
+			this.lastRead = now;
 			if (!this.failing) {
 				logger.warn("Could not share destination pauses with the other instances; each pauses on its own "
 						+ "until this succeeds", ex);
@@ -163,11 +168,18 @@ public final class DestinationPauses {
 			return;
 		}
 		if (this.store.endIfOver(destination)) {
-			Instant prunable = this.histories.getOrDefault(destination, PauseHistory.EMPTY)
-				.prunable(now(), this.history);
-			if (prunable != null) {
-				this.store.prune(destination, prunable);
-			}
+			prune(destination);
+		}
+	}
+
+	/**
+	 * Deletes the pauses no message can count any more, when one ends: the table holds
+	 * only what the deadlines need, and is touched only when a pause begins or ends.
+	 */
+	private void prune(String destination) {
+		Instant prunable = this.histories.getOrDefault(destination, PauseHistory.EMPTY).prunable(now(), this.history);
+		if (prunable != null) {
+			this.store.prune(destination, prunable);
 		}
 	}
 
@@ -262,6 +274,9 @@ public final class DestinationPauses {
 			local.changed(null);
 		}
 		boolean ended = this.store.end(destination);
+		if (ended) {
+			prune(destination);
+		}
 		flow.reopen();
 		Map<String, DestinationPause> open = new HashMap<>(this.open);
 		open.remove(destination);
