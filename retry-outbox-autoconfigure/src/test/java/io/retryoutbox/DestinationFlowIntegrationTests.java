@@ -124,6 +124,42 @@ class DestinationFlowIntegrationTests {
 			});
 	}
 
+	@Test
+	void sendsNoMoreThanMaxRateInAnySecondAndComesBackForTheNextTokenBeforeThePollInterval() {
+		OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues(
+					"retry-outbox.destinations.limited.base-url=" + this.destination.server().url("/limited"),
+					"retry-outbox.destinations.limited.flow.max-rate=20",
+					"retry-outbox.destinations.warm.base-url=" + this.destination.server().url("/warm"),
+					// Only the wake-up when the next token is due brings the polls.
+					"retry-outbox.relay.poll-interval=1m")
+			.run((context) -> {
+				// The rate holds when requests start; the first request of a client that
+				// is not yet warm arrives tens of milliseconds late, with later ones.
+				UUID warm = OutboxContexts.transactions(context)
+					.execute((status) -> context.getBean(Outbox.class).send(OutboxRequest.post("warm", "/x").build()));
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(
+							() -> assertThat(OutboxContexts.row(context, warm)).containsEntry("status", "DELIVERED"));
+				OutboxContexts.transactions(context).executeWithoutResult((status) -> {
+					for (int i = 0; i < 60; i++) {
+						context.getBean(Outbox.class).send(OutboxRequest.post("limited", "/x/" + i).build());
+					}
+				});
+				OutboxContexts.awaitAllDelivered(OutboxContexts.jdbc(context), 61);
+				List<Long> arrivals = arrivals("/limited/").stream().sorted().toList();
+				assertThat(arrivals).hasSize(60);
+				for (int i = 0; i < arrivals.size(); i++) {
+					long end = arrivals.get(i) + Duration.ofSeconds(1).toNanos();
+					assertThat(arrivals.subList(i, arrivals.size()).stream().filter((arrival) -> arrival < end).count())
+						.as("requests in the second after request %d", i)
+						.isLessThanOrEqualTo(20);
+				}
+				// 2 at once, then 19 per 1.01 s: about 3 seconds, not a poll interval.
+				assertThat(arrivals.get(59) - arrivals.get(0)).isLessThan(Duration.ofSeconds(5).toNanos());
+			});
+	}
+
 	private List<Long> arrivals(String prefix) {
 		List<Long> arrivals = new ArrayList<>();
 		List<RecordedRequest> requests = this.destination.dispatcher().requests();

@@ -197,12 +197,11 @@ public final class RetryOutboxAutoConfiguration {
 						destination.getRetry(),
 						retrySettings("retry-outbox.retry", properties.getRetry(), RetrySettings.DEFAULTS))
 					.retryAfterMax();
-				destinations.put(name,
-						new RelayDestination(destination.getBaseUrl(), destination.getTimeout(),
-								destination.getHeaders(), onDead,
-								new RelayDestination.Flow(flow.isAdaptive(), flow.getMaxConcurrency(),
-										flow.isPauseOnRetryAfter(), maxPause,
-										flow.getCircuit().getFailureThreshold())));
+				destinations.put(name, new RelayDestination(destination.getBaseUrl(), destination.getTimeout(),
+						destination.getHeaders(), onDead,
+						new RelayDestination.Flow(flow.isAdaptive(), flow.getMaxConcurrency(),
+								(flow.getMaxRate() != null) ? flow.getMaxRate() : Double.POSITIVE_INFINITY,
+								flow.isPauseOnRetryAfter(), maxPause, flow.getCircuit().getFailureThreshold())));
 			}
 			catch (IllegalArgumentException ex) {
 				throw new IllegalStateException("Invalid retry-outbox.destinations." + name + ": " + ex.getMessage(),

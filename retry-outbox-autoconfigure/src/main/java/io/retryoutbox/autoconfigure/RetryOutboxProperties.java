@@ -623,7 +623,7 @@ public class RetryOutboxProperties {
 	}
 
 	/**
-	 * How many requests one destination may have in flight.
+	 * How many requests one destination may have in flight and send per second.
 	 */
 	public static class Flow {
 
@@ -638,6 +638,12 @@ public class RetryOutboxProperties {
 		 * Largest number of requests to the destination in flight on this instance.
 		 */
 		private int maxConcurrency = 256;
+
+		/**
+		 * Largest number of requests per second sent to the destination from this
+		 * instance, e.g. 20, or 0.5 for one every 2s; no limit when not set.
+		 */
+		private @Nullable Double maxRate;
 
 		/**
 		 * Whether a 429 or 503 with Retry-After pauses the whole destination until then
@@ -676,6 +682,14 @@ public class RetryOutboxProperties {
 			this.maxConcurrency = maxConcurrency;
 		}
 
+		public @Nullable Double getMaxRate() {
+			return this.maxRate;
+		}
+
+		public void setMaxRate(@Nullable Double maxRate) {
+			this.maxRate = maxRate;
+		}
+
 	}
 
 	/**
@@ -685,9 +699,9 @@ public class RetryOutboxProperties {
 
 		/**
 		 * Number of consecutive transient failures (connection errors, timeouts, 408,
-		 * 425, 429, 5xx) after which the destination is paused and probed one request at
-		 * a time, at an interval that doubles from 1s up to retry.retry-after-max, until
-		 * a probe gets through; 0 turns the circuit off.
+		 * 425, 429, 500, 502, 503, 504) after which the destination is paused and probed
+		 * one request at a time, at an interval that doubles from 1s up to
+		 * retry.retry-after-max, until a probe gets through; 0 turns the circuit off.
 		 */
 		private int failureThreshold = 10;
 

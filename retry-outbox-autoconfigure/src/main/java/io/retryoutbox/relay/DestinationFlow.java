@@ -12,6 +12,7 @@ import com.netflix.concurrency.limits.limit.FixedLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.retry.RetryAfter;
+import io.retryoutbox.retry.TransientStatus;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.NestedExceptionUtils;
@@ -22,7 +23,8 @@ import org.springframework.http.HttpHeaders;
  * concurrency-limits, see {@link LatencyAndLossLimit}) that grows while latency stays
  * near its floor and answers are good, and shrinks on rising latency and on answers that
  * say the downstream is overloaded (429, 503, a timeout), capped at the destination's
- * {@code max-concurrency}; or a fixed limit at that cap.
+ * {@code max-concurrency}; or a fixed limit at that cap. Within that, at most
+ * {@code max-rate} requests start per second, if it is set (see {@link DestinationRate}).
  */
 final class DestinationFlow {
 
@@ -48,6 +50,8 @@ final class DestinationFlow {
 
 	private final RelayDestination.Flow flow;
 
+	private final DestinationRate rate;
+
 	private final LongSupplier nanoClock;
 
 	private volatile long pausedUntil;
@@ -72,6 +76,7 @@ final class DestinationFlow {
 				: FixedLimit.of(flow.maxConcurrency());
 		this.limiter = SimpleLimiter.newBuilder().named(destination).limit(limit).nanoClock(nanoClock).build();
 		this.flow = flow;
+		this.rate = new DestinationRate(flow.maxRate(), nanoClock);
 		this.nanoClock = nanoClock;
 		this.pausedUntil = nanoClock.getAsLong();
 	}
@@ -79,7 +84,7 @@ final class DestinationFlow {
 	/**
 	 * How many more requests may start now: none while the destination is paused, one
 	 * probe at a time once the pause is over until a probe gets through, else what the
-	 * limit leaves free.
+	 * limit leaves free; never more than the rate allows now.
 	 * @return the free permits, never negative
 	 */
 	int available() {
@@ -88,7 +93,19 @@ final class DestinationFlow {
 			return 0;
 		}
 		int free = Math.max(0, this.limiter.getLimit() - this.limiter.getInflight());
-		return (state == DestinationState.PROBING) ? Math.min(free, (this.limiter.getInflight() == 0) ? 1 : 0) : free;
+		if (state == DestinationState.PROBING) {
+			free = Math.min(free, (this.limiter.getInflight() == 0) ? 1 : 0);
+		}
+		return Math.min(free, this.rate.available());
+	}
+
+	/**
+	 * How long until the rate lets one more request start, so that the relay comes back
+	 * for a destination with more due messages then.
+	 * @return the wait, zero if one may start now or the destination has no rate
+	 */
+	Duration untilRatePermits() {
+		return this.rate.untilNext();
 	}
 
 	/**
@@ -160,13 +177,14 @@ final class DestinationFlow {
 	}
 
 	/**
-	 * Takes a permit for one claimed request. The relay claims only what
-	 * {@link #available()} allowed, but the limit may have shrunk since: the request is
-	 * sent all the same, outside the limit's count, rather than leave a claimed message
-	 * waiting for its lease to run out.
+	 * Takes a permit and a token of the rate for one claimed request. The relay claims
+	 * only what {@link #available()} allowed, but the limit may have shrunk since: the
+	 * request is sent all the same, outside the limit's count, rather than leave a
+	 * claimed message waiting for its lease to run out.
 	 * @return the permit, released by {@link #release}
 	 */
 	Limiter.Listener acquire() {
+		this.rate.take();
 		return this.limiter.acquire(null).orElse(UNCOUNTED);
 	}
 
@@ -224,10 +242,15 @@ final class DestinationFlow {
 		return cause.getClass().getSimpleName();
 	}
 
+	/**
+	 * Whether an outcome counts towards opening the circuit: what the default policy
+	 * retries by status, and every failure to get a response. A 409 the policy retries
+	 * for its error code ({@code RESOURCE_LOCKED}) is not counted: it says one resource
+	 * is busy, not that the destination is failing.
+	 */
 	private static boolean isTransient(DeliveryOutcome outcome) {
 		if (outcome instanceof DeliveryOutcome.Response response) {
-			int status = response.statusCode();
-			return status == 408 || status == 425 || status == 429 || (status >= 500 && status != 501 && status != 505);
+			return TransientStatus.isTransient(response.statusCode());
 		}
 		return true;
 	}

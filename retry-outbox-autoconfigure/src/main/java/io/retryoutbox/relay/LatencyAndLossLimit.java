@@ -13,9 +13,16 @@ import com.netflix.concurrency.limits.limit.Gradient2Limit;
  * gradient limit, which follows latency but ignores dropped requests, and an AIMD limit,
  * which backs off on dropped requests (429, 503, timeouts) but ignores latency. The
  * library has no limit that does both, which a destination needs; this only combines two
- * of its own.
+ * of its own. Latency under {@value #LATENCY_FLOOR_NANOS} ns counts as that floor.
  */
 final class LatencyAndLossLimit implements Limit {
+
+	// Below this, a request's time is mostly the relay's own: its event loop and the
+	// rounds it waits for under a busy CPU, not a queue at the downstream. Read as
+	// overload, a rise from 1 to 10 ms held a 0 ms downstream at 652/s where a fixed
+	// limit
+	// reached 1,136/s (docs/benchmarks.md).
+	static final long LATENCY_FLOOR_NANOS = 25_000_000L;
 
 	private final Gradient2Limit latency;
 
@@ -47,7 +54,7 @@ final class LatencyAndLossLimit implements Limit {
 
 	@Override
 	public void onSample(long startTime, long rtt, int inflight, boolean didDrop) {
-		this.latency.onSample(startTime, rtt, inflight, didDrop);
+		this.latency.onSample(startTime, Math.max(rtt, LATENCY_FLOOR_NANOS), inflight, didDrop);
 		this.loss.onSample(startTime, rtt, inflight, didDrop);
 		int limit = Math.min(this.latency.getLimit(), this.loss.getLimit());
 		if (limit != this.limit) {

@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,6 +52,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(OutboxRelay.class);
 
+	private static final Duration LINGER = Duration.ofMillis(5);
+
 	private final OutboxStore store;
 
 	private final DestinationPauses pauses;
@@ -73,6 +76,14 @@ public final class OutboxRelay implements SmartLifecycle {
 	private final Map<String, DestinationFlow> flows;
 
 	private final Queue<Outcome> completed = new ConcurrentLinkedQueue<>();
+
+	// Destinations whose last claim took all it asked for, so that more of their
+	// messages may be due. Only the poller's thread uses it.
+	private final Set<String> backlogged = new HashSet<>();
+
+	// When the poll that waits for a destination's rate is due (System.nanoTime()); in
+	// the past when none is scheduled.
+	private volatile long ratePollAt;
 
 	// Leased messages this relay is sending or has an unwritten outcome for: only these
 	// have their lease extended, so a message whose outcome is lost is taken over after
@@ -258,6 +269,7 @@ public final class OutboxRelay implements SmartLifecycle {
 		}
 		this.sending = Disposables.composite();
 		this.polled = false;
+		this.ratePollAt = System.nanoTime();
 		this.poller.start();
 		this.leaseKeeper.start();
 		this.running = true;
@@ -351,14 +363,12 @@ public final class OutboxRelay implements SmartLifecycle {
 				throw ex;
 			}
 			written(outcomes, round.written());
-			boolean moreWork = send(round.claimed(), limits);
+			Set<String> full = send(round.claimed(), limits);
 			if (this.lastPollError != null) {
 				logger.info("Outbox relay polls again after a failure");
 				this.lastPollError = null;
 			}
-			if (moreWork || !this.completed.isEmpty()) {
-				wakeUp();
-			}
+			pollAgain(limits, full);
 		}
 		catch (RuntimeException ex) {
 			// Once per outage, not once per poll interval while the database is away.
@@ -444,11 +454,64 @@ public final class OutboxRelay implements SmartLifecycle {
 	}
 
 	/**
+	 * Polls again at once if a destination's claim was full and it may send more now, or
+	 * outcomes are waiting; else, if a destination with more due messages waits for its
+	 * rate, when its next request may start. Otherwise the poll interval, a completion or
+	 * an enqueue brings the next poll.
+	 */
+	private void pollAgain(Map<String, Integer> limits, Set<String> full) {
+		for (String destination : limits.keySet()) {
+			if (full.contains(destination)) {
+				this.backlogged.add(destination);
+			}
+			else {
+				this.backlogged.remove(destination);
+			}
+		}
+		boolean moreWork = false;
+		long rateWait = Long.MAX_VALUE;
+		for (String destination : this.backlogged) {
+			long wait = this.flows.get(destination).untilRatePermits().toNanos();
+			if (wait == 0) {
+				moreWork |= full.contains(destination);
+			}
+			else {
+				rateWait = Math.min(rateWait, wait);
+			}
+		}
+		if (moreWork) {
+			wakeUp();
+		}
+		else if (!this.completed.isEmpty()) {
+			wakeUpSoon();
+		}
+		else if (rateWait != Long.MAX_VALUE) {
+			wakeUpAfter(Duration.ofNanos(rateWait));
+		}
+	}
+
+	/**
+	 * Wakes the relay after a delay, unless a wake-up is already due by then.
+	 */
+	private void wakeUpAfter(Duration delay) {
+		long now = System.nanoTime();
+		long at = now + delay.toNanos();
+		long scheduled = this.ratePollAt;
+		if (scheduled - now > 0 && scheduled - at <= 0) {
+			return;
+		}
+		if (this.poller.schedule(delay, this::wakeUp)) {
+			this.ratePollAt = at;
+		}
+	}
+
+	/**
 	 * Starts sending what was claimed; a claimed row that cannot be read or sent is
 	 * finished as dead at once, on its own.
-	 * @return whether a destination's claim was full, so more messages may be due
+	 * @return the destinations whose claim was full, so that more of their messages may
+	 * be due
 	 */
-	private boolean send(List<Claim> batch, Map<String, Integer> limits) {
+	private Set<String> send(List<Claim> batch, Map<String, Integer> limits) {
 		Map<String, Integer> claimed = new HashMap<>();
 		for (Claim claim : batch) {
 			claimed.merge(claim.destination(), 1, Integer::sum);
@@ -465,9 +528,13 @@ public final class OutboxRelay implements SmartLifecycle {
 			this.sending.add(this.observer.observe(message, attempt(message, flow, permit))
 				.subscribe(this::completed, (ex) -> failed(message, permit, ex)));
 		}
-		return limits.entrySet()
-			.stream()
-			.anyMatch((limit) -> claimed.getOrDefault(limit.getKey(), 0) >= limit.getValue());
+		Set<String> full = new HashSet<>();
+		limits.forEach((destination, limit) -> {
+			if (claimed.getOrDefault(destination, 0) >= limit) {
+				full.add(destination);
+			}
+		});
+		return full;
 	}
 
 	private static @Nullable String problem(Claim claim) {
@@ -499,7 +566,18 @@ public final class OutboxRelay implements SmartLifecycle {
 	private void completed(Outcome outcome) {
 		this.completed.add(outcome);
 		this.slots.release();
-		wakeUp();
+		wakeUpSoon();
+	}
+
+	/**
+	 * Polls after {@link #LINGER}, so that answers arriving close together are written in
+	 * one round.
+	 */
+	private void wakeUpSoon() {
+		if (this.running && this.polled && this.wakePending.compareAndSet(false, true)
+				&& !this.poller.schedule(LINGER, this::poll)) {
+			this.wakePending.set(false);
+		}
 	}
 
 	private void failed(ClaimedMessage message, Limiter.Listener permit, Throwable ex) {

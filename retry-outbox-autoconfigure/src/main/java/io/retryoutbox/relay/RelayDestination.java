@@ -13,7 +13,7 @@ import org.springframework.util.Assert;
  * @param timeout the deadline of one attempt
  * @param headers headers added to every request
  * @param onDead what a dead message does to the later messages of its ordering key
- * @param flow how many requests the destination may have in flight
+ * @param flow how many requests the destination may have in flight and start per second
  */
 public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String> headers, OnDead onDead, Flow flow) {
 
@@ -33,11 +33,16 @@ public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String
 	}
 
 	/**
-	 * How many requests a destination may have in flight.
+	 * How many requests a destination may have in flight and start per second, and when
+	 * it is paused.
 	 *
 	 * @param adaptive whether the limit adapts to the destination's latency and overload
 	 * answers, up to {@code maxConcurrency}; if not, it is {@code maxConcurrency}
 	 * @param maxConcurrency the cap on the limit
+	 * @param maxRate the largest number of requests started per second,
+	 * {@link Double#POSITIVE_INFINITY} for no limit; any one-second window holds at most
+	 * its whole part, and below one, requests are at least {@code 1 / maxRate} seconds
+	 * apart
 	 * @param pauseOnRetryAfter whether a 429 or 503 with {@code Retry-After} pauses the
 	 * whole destination until then
 	 * @param maxPause the longest such a pause lasts, whatever the header says, and the
@@ -45,17 +50,21 @@ public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String
 	 * @param circuitFailureThreshold the number of consecutive transient failures that
 	 * pauses the destination and probes it at a growing interval, {@code 0} for never
 	 */
-	public record Flow(boolean adaptive, int maxConcurrency, boolean pauseOnRetryAfter, Duration maxPause,
-			int circuitFailureThreshold) {
+	public record Flow(boolean adaptive, int maxConcurrency, double maxRate, boolean pauseOnRetryAfter,
+			Duration maxPause, int circuitFailureThreshold) {
 
 		/**
-		 * The defaults: adaptive up to 256, pausing on {@code Retry-After} for at most 10
-		 * minutes, and after 10 consecutive transient failures.
+		 * The defaults: adaptive up to 256, no rate limit, pausing on {@code Retry-After}
+		 * for at most 10 minutes, and after 10 consecutive transient failures.
 		 */
-		public static final Flow DEFAULTS = new Flow(true, 256, true, Duration.ofMinutes(10), 10);
+		public static final Flow DEFAULTS = new Flow(true, 256, Double.POSITIVE_INFINITY, true, Duration.ofMinutes(10),
+				10);
 
 		public Flow {
 			Assert.isTrue(maxConcurrency > 0, () -> "flow.max-concurrency must be positive, was " + maxConcurrency);
+			Assert.isTrue(maxRate > 0 && (maxRate <= DestinationRate.MAX_RATE || Double.isInfinite(maxRate)),
+					() -> "flow.max-rate must be positive and at most " + (long) DestinationRate.MAX_RATE + ", was "
+							+ maxRate);
 			Assert.isTrue(!maxPause.isNegative(), () -> "the longest pause must not be negative, was " + maxPause);
 			Assert.isTrue(circuitFailureThreshold >= 0,
 					() -> "flow.circuit.failure-threshold must not be negative, was " + circuitFailureThreshold);

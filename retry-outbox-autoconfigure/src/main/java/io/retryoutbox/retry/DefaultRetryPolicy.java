@@ -4,7 +4,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.random.RandomGenerator;
 
@@ -21,16 +20,14 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.util.Assert;
 
 /**
- * The default {@link RetryPolicy}: 2xx is delivered; 408, 425, 429, 5xx other than 501
- * and 505, and every failure to get a response are retried on an exponential ramp with
- * jitter, floored by {@code Retry-After}; a 409 is classified by the error code in its
- * body; any other status is final. A retry that would exceed the attempt budget or the
- * deadline is final too; the deadline counts from enqueue, without the time the
- * destination was paused ({@link DeliveryAttempt#pausedFor()}).
+ * The default {@link RetryPolicy}: 2xx is delivered; a {@link TransientStatus} (408, 425,
+ * 429, 500, 502, 503, 504) and every failure to get a response are retried on an
+ * exponential ramp with jitter, floored by {@code Retry-After}; a 409 is classified by
+ * the error code in its body; any other status is final. A retry that would exceed the
+ * attempt budget or the deadline is final too; the deadline counts from enqueue, without
+ * the time the destination was paused ({@link DeliveryAttempt#pausedFor()}).
  */
 public final class DefaultRetryPolicy implements RetryPolicy {
-
-	private static final Set<Integer> TRANSIENT_STATUSES = Set.of(408, 425, 429, 500, 502, 503, 504);
 
 	private static final int CONFLICT = 409;
 
@@ -122,7 +119,7 @@ public final class DefaultRetryPolicy implements RetryPolicy {
 
 	private static boolean isTransient(int status, @Nullable String errorCode, RetrySettings settings) {
 		if (status != CONFLICT) {
-			return TRANSIENT_STATUSES.contains(status);
+			return TransientStatus.isTransient(status);
 		}
 		if (errorCode != null && settings.transientErrorCodes().contains(errorCode)) {
 			return true;

@@ -11,6 +11,7 @@ import io.retryoutbox.RetryDecision;
 import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.relay.RelayDestination;
 import io.retryoutbox.retry.DefaultRetryPolicy;
 import io.retryoutbox.retry.RetrySettings;
 import io.retryoutbox.testsupport.OutboxContexts;
@@ -119,6 +120,27 @@ class RetryOutboxAutoConfigurationTests {
 				assertThat(merged.transientErrorCodes()).containsExactlyInAnyOrder("BUSY", "RESOURCE_LOCKED");
 				assertThat(merged.terminalErrorCodes()).containsExactly("CONFLICT");
 			});
+	}
+
+	@Test
+	void bindsADestinationsMaxRateAndLeavesAnotherUnlimited() {
+		this.runner
+			.withPropertyValues("retry-outbox.destinations.payments.flow.max-rate=0.5",
+					"retry-outbox.destinations.orders.base-url=http://localhost:9/orders")
+			.run((context) -> {
+				Map<String, RelayDestination> destinations = RetryOutboxAutoConfiguration
+					.destinations(context.getBean(RetryOutboxProperties.class));
+				assertThat(destinations.get("payments").flow().maxRate()).isEqualTo(0.5);
+				assertThat(destinations.get("orders").flow().maxRate()).isInfinite();
+			});
+	}
+
+	@Test
+	void failsFastOnAMaxRateThatIsNotPositive() {
+		this.runner.withPropertyValues("retry-outbox.destinations.payments.flow.max-rate=0")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("Invalid retry-outbox.destinations.payments: flow.max-rate must be positive"));
 	}
 
 	@Test

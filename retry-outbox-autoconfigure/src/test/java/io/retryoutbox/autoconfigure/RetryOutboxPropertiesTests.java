@@ -1,6 +1,9 @@
 package io.retryoutbox.autoconfigure;
 
+import java.net.URI;
+
 import io.retryoutbox.jdbc.JdbcOutboxComponents;
+import io.retryoutbox.relay.RelayDestination;
 import io.retryoutbox.retry.RetrySettings;
 import org.junit.jupiter.api.Test;
 
@@ -23,6 +26,16 @@ class RetryOutboxPropertiesTests {
 		assertThat(new JdbcOutboxComponents.AttemptLog(attemptLog.isEnabled(),
 				(int) attemptLog.getResponseSnippetSize().toBytes()))
 			.isEqualTo(JdbcOutboxComponents.AttemptLog.DEFAULTS);
+	}
+
+	@Test
+	void flowDefaultsAreTheRelayDefaults() {
+		RetryOutboxProperties properties = new RetryOutboxProperties();
+		RetryOutboxProperties.Destination destination = new RetryOutboxProperties.Destination();
+		destination.setBaseUrl(URI.create("http://localhost:9"));
+		properties.getDestinations().put("api", destination);
+		assertThat(RetryOutboxAutoConfiguration.destinations(properties).get("api").flow())
+			.isEqualTo(RelayDestination.Flow.DEFAULTS);
 	}
 
 	@Test

@@ -2,14 +2,21 @@ package io.retryoutbox.relay;
 
 import java.net.ConnectException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
 
 import com.netflix.concurrency.limits.Limiter;
+import io.retryoutbox.DeliveryAttempt;
 import io.retryoutbox.DeliveryOutcome;
+import io.retryoutbox.RetryDecision;
+import io.retryoutbox.retry.DefaultRetryPolicy;
+import io.retryoutbox.retry.RetrySettings;
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.http.HttpHeaders;
@@ -24,11 +31,14 @@ class DestinationFlowTests {
 
 	private static final long TWENTY_MS = 20_000_000L;
 
+	private static final double NO_RATE = Double.POSITIVE_INFINITY;
+
 	private final AtomicLong now = new AtomicLong();
 
 	private DestinationFlow flow(boolean adaptive, int maxConcurrency) {
 		return new DestinationFlow("api",
-				new RelayDestination.Flow(adaptive, maxConcurrency, true, Duration.ofMinutes(10), 10), this.now::get);
+				new RelayDestination.Flow(adaptive, maxConcurrency, NO_RATE, true, Duration.ofMinutes(10), 10),
+				this.now::get);
 	}
 
 	/**
@@ -71,6 +81,25 @@ class DestinationFlowTests {
 		DestinationFlow overloaded = flow(true, 256);
 		run(overloaded, 200, (n) -> n % 3 == 0);
 		assertThat(overloaded.limit()).isLessThan(20).isLessThan(healthy.limit());
+	}
+
+	@Test
+	void keepsGrowingWhenAnswersSpreadBetweenOneAndTwentyFourMilliseconds() {
+		DestinationFlow flow = flow(true, 256);
+		for (int round = 0; round < 200; round++) {
+			List<Limiter.Listener> permits = new ArrayList<>();
+			for (int i = flow.available(); i > 0; i--) {
+				permits.add(flow.acquire());
+			}
+			// As a 0 ms downstream answers on a busy machine: each round's answers spread
+			// from 1 to 24 ms by the relay's own scheduling, not by a queue downstream.
+			long start = this.now.get();
+			for (int i = 0; i < permits.size(); i++) {
+				this.now.set(start + 1_000_000L + 23_000_000L * i / permits.size());
+				permits.get(i).onSuccess();
+			}
+		}
+		assertThat(flow.limit()).isGreaterThan(64);
 	}
 
 	@Test
@@ -135,7 +164,7 @@ class DestinationFlowTests {
 	@Test
 	void pausesAgainWhenTheProbeIsToldToWaitAndCapsThePause() {
 		DestinationFlow flow = new DestinationFlow("api",
-				new RelayDestination.Flow(true, 256, true, Duration.ofSeconds(60), 10), this.now::get);
+				new RelayDestination.Flow(true, 256, NO_RATE, true, Duration.ofSeconds(60), 10), this.now::get);
 		flow.release(flow.acquire(), response(429, "86400"));
 		this.now.addAndGet(Duration.ofSeconds(60).toNanos());
 		assertThat(flow.state()).isEqualTo(DestinationState.PROBING);
@@ -152,7 +181,7 @@ class DestinationFlowTests {
 		flow.release(flow.acquire(), response(500, "30"));
 		assertThat(flow.state()).isEqualTo(DestinationState.OPEN);
 		DestinationFlow off = new DestinationFlow("api",
-				new RelayDestination.Flow(true, 256, false, Duration.ofMinutes(10), 10), this.now::get);
+				new RelayDestination.Flow(true, 256, NO_RATE, false, Duration.ofMinutes(10), 10), this.now::get);
 		off.release(off.acquire(), response(503, "30"));
 		assertThat(off.state()).isEqualTo(DestinationState.OPEN);
 	}
@@ -235,11 +264,37 @@ class DestinationFlowTests {
 	@Test
 	void neverOpensTheCircuitWhenItsThresholdIsZero() {
 		DestinationFlow flow = new DestinationFlow("api",
-				new RelayDestination.Flow(true, 256, true, Duration.ofMinutes(10), 0), this.now::get);
+				new RelayDestination.Flow(true, 256, NO_RATE, true, Duration.ofMinutes(10), 0), this.now::get);
 		for (int i = 0; i < 100; i++) {
 			flow.release(flow.acquire(), response(500, null));
 		}
 		assertThat(flow.state()).isEqualTo(DestinationState.OPEN);
+	}
+
+	/**
+	 * The circuit counts a status as a failure exactly when the default policy retries
+	 * it, so that neither treats as passing what the other treats as final. 409 is left
+	 * out: the policy decides it by the error code in its body, the circuit never counts
+	 * it.
+	 */
+	@Test
+	void countsTowardsTheCircuitExactlyTheStatusesTheDefaultPolicyRetries() {
+		DefaultRetryPolicy policy = new DefaultRetryPolicy(RetrySettings.DEFAULTS);
+		DeliveryAttempt attempt = new DeliveryAttempt(UUID.randomUUID(), "api", 1, Instant.now());
+		SoftAssertions softly = new SoftAssertions();
+		for (int status = 0; status < 1000; status++) {
+			if (status == 409) {
+				continue;
+			}
+			DestinationFlow flow = new DestinationFlow("api",
+					new RelayDestination.Flow(true, 256, NO_RATE, false, Duration.ofMinutes(10), 1), this.now::get);
+			DeliveryOutcome outcome = response(status, null);
+			flow.release(flow.acquire(), outcome);
+			softly.assertThat(flow.state() == DestinationState.PAUSED)
+				.as("circuit counts %d", status)
+				.isEqualTo(policy.decide(attempt, outcome) instanceof RetryDecision.Retry);
+		}
+		softly.assertAll();
 	}
 
 	private static DeliveryOutcome response(int status, String retryAfter) {
@@ -253,7 +308,7 @@ class DestinationFlowTests {
 	@Test
 	void staysAtMaxConcurrencyWhenNotAdaptive() {
 		DestinationFlow flow = new DestinationFlow("api",
-				new RelayDestination.Flow(false, 8, true, Duration.ofMinutes(10), 0), this.now::get);
+				new RelayDestination.Flow(false, 8, NO_RATE, true, Duration.ofMinutes(10), 0), this.now::get);
 		run(flow, 50, (n) -> true);
 		assertThat(flow.limit()).isEqualTo(8);
 		assertThat(flow.available()).isEqualTo(8);
