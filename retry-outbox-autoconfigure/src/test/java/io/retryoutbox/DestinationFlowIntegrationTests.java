@@ -90,8 +90,15 @@ class DestinationFlowIntegrationTests {
 				await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> {
 					Health health = context.getBean(OutboxHealthIndicator.class).health(true);
 					assertThat(health.getStatus()).isEqualTo(Status.UP);
-					assertThat(health.getDetails()).containsEntry("destinations",
-							Map.of("busy", "PAUSED", "fast", "OPEN"));
+					@SuppressWarnings("unchecked")
+					Map<String, Map<String, String>> destinations = (Map<String, Map<String, String>>) health
+						.getDetails()
+						.get("destinations");
+					assertThat(destinations).containsEntry("fast", Map.of("state", "OPEN"));
+					assertThat(destinations.get("busy")).containsEntry("state", "PAUSED")
+						.containsEntry("reason", "RETRY_AFTER")
+						.containsEntry("detail", "HTTP 503 Retry-After 2s")
+						.containsKey("until");
 				});
 				String told = this.destination.dispatcher().requests().get(0).getUrl().encodedPath();
 				List<UUID> waiting = new ArrayList<>(busy);

@@ -10,6 +10,8 @@ import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.UUID;
 
 import io.retryoutbox.message.MessageFilter;
@@ -21,6 +23,10 @@ import io.retryoutbox.message.OutboxStats;
 import io.retryoutbox.support.SecretValues;
 import io.retryoutbox.message.StoredAttempt;
 import io.retryoutbox.message.StoredMessage;
+import io.retryoutbox.relay.DestinationPause;
+import io.retryoutbox.relay.DestinationState;
+import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.relay.PauseReason;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.Access;
@@ -36,13 +42,16 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * The {@code outbox} endpoint: what is in the outbox, and the repair of dead messages.
  * <ul>
  * <li>{@code GET /actuator/outbox}: counts by status and destination, oldest pending age,
- * lag, parked keys;</li>
+ * lag, parked keys, and each destination's flow on this instance: its state and, while
+ * paused, until when and why;</li>
  * <li>{@code GET /actuator/outbox/messages?status=&destination=&orderingKey=&from=&to=&before=&limit=}:
  * a page of messages, newest first, dead ones unless another status is asked for;</li>
  * <li>{@code GET /actuator/outbox/messages/{id}}: one message with its attempt log;</li>
  * <li>{@code POST /actuator/outbox/replay} and {@code POST /actuator/outbox/discard} with
  * a JSON body of either {@code id} or a filter ({@code destination}, {@code deadReason},
- * {@code from}, {@code to}) and a {@code limit}: replay or delete dead messages.</li>
+ * {@code from}, {@code to}) and a {@code limit}: replay or delete dead messages;</li>
+ * <li>{@code POST /actuator/outbox/resume} with a JSON body of {@code destination}: ends
+ * the destination's pause on every instance.</li>
  * </ul>
  * Its default access is read-only: the write operations must be allowed with
  * {@code management.endpoint.outbox.access=unrestricted}.
@@ -82,24 +91,25 @@ public class OutboxEndpoint {
 
 	private final Set<String> roles;
 
-	private final Runnable afterReplay;
+	private final @Nullable OutboxRelay relay;
 
 	/**
 	 * Creates an endpoint.
 	 * @param readModel reads the outbox
 	 * @param repair replays and discards dead messages
+	 * @param relay this instance's relay, woken after a replay and asked for its
+	 * destinations' flows, or {@code null} on an instance that only enqueues
 	 * @param showValues when secret header values are shown
 	 * @param roles the roles that may see them when {@code showValues} is
 	 * {@link Show#WHEN_AUTHORIZED}; any authenticated user if empty
-	 * @param afterReplay run after messages were replayed, e.g. to wake the relay
 	 */
-	public OutboxEndpoint(OutboxReadModel readModel, OutboxRepair repair, Show showValues, Set<String> roles,
-			Runnable afterReplay) {
+	public OutboxEndpoint(OutboxReadModel readModel, OutboxRepair repair, @Nullable OutboxRelay relay, Show showValues,
+			Set<String> roles) {
 		this.readModel = readModel;
 		this.repair = repair;
+		this.relay = relay;
 		this.showValues = showValues;
 		this.roles = Set.copyOf(roles);
-		this.afterReplay = afterReplay;
 	}
 
 	/**
@@ -117,7 +127,23 @@ public class OutboxEndpoint {
 		destinations.values()
 			.forEach((counts) -> counts.forEach((status, count) -> statuses.merge(status, count, Long::sum)));
 		return new OutboxSummary(statuses, destinations, seconds(stats.oldestPendingAge()), seconds(stats.lag()),
-				stats.parkedKeys(), this.readModel.parkedKeys(PARKED_KEYS_SHOWN), stats.unknownDestination());
+				stats.parkedKeys(), this.readModel.parkedKeys(PARKED_KEYS_SHOWN), stats.unknownDestination(), flows());
+	}
+
+	private Map<String, FlowDescriptor> flows() {
+		Map<String, FlowDescriptor> flows = new TreeMap<>();
+		if (this.relay != null) {
+			for (String destination : this.relay.getDestinations()) {
+				DestinationPause pause = this.relay.getDestinationPause(destination);
+				flows.put(destination,
+						new FlowDescriptor(this.relay.getDestinationState(destination),
+								(pause != null) ? pause.pausedUntil() : null, (pause != null) ? pause.reason() : null,
+								(pause != null) ? pause.detail() : null, (pause != null) ? pause.pausedBy() : null,
+								(pause != null) ? pause.startedAt() : null, this.relay.getFlowLimit(destination),
+								this.relay.getInFlight(destination)));
+			}
+		}
+		return flows;
 	}
 
 	/**
@@ -173,10 +199,11 @@ public class OutboxEndpoint {
 
 	/**
 	 * Replays or discards dead messages: the one with {@code id}, or every one that
-	 * matches the filter, up to {@code limit}.
-	 * @param action {@code replay} or {@code discard}
+	 * matches the filter, up to {@code limit}; or resumes a paused destination.
+	 * @param action {@code replay}, {@code discard} or {@code resume}
 	 * @param id the message id, to act on one message
-	 * @param destination the destination of the messages to act on
+	 * @param destination the destination of the messages to act on, or the destination to
+	 * resume
 	 * @param deadReason why they are dead, e.g. {@code TERMINAL_STATUS}
 	 * @param from the earliest enqueue time, inclusive
 	 * @param to the latest enqueue time, exclusive
@@ -188,11 +215,14 @@ public class OutboxEndpoint {
 	public OperationResult operate(@Selector String action, @Nullable UUID id, @Nullable String destination,
 			@Nullable String deadReason, @Nullable OffsetDateTime from, @Nullable OffsetDateTime to,
 			@Nullable Integer limit, SecurityContext securityContext) {
+		if ("resume".equals(action)) {
+			return resume(destination);
+		}
 		boolean replay = switch (action) {
 			case "replay" -> true;
 			case "discard" -> false;
 			default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "'",
-					"action must be replay or discard");
+					"action must be replay, discard or resume");
 		};
 		OperationResult result;
 		if (id != null) {
@@ -206,10 +236,29 @@ public class OutboxEndpoint {
 					: this.repair.discard(filter, max);
 			result = new OperationResult(action, bulk.count(), bulk.complete());
 		}
-		if (replay && result.count() > 0) {
-			this.afterReplay.run();
+		if (replay && result.count() > 0 && this.relay != null) {
+			this.relay.wakeUp();
 		}
 		return result;
+	}
+
+	/**
+	 * Ends a destination's pause here at once and on the other instances at their next
+	 * read of the shared pauses, without waiting for a probe.
+	 */
+	private OperationResult resume(@Nullable String destination) {
+		if (destination == null) {
+			throw new InvalidEndpointRequestException("No destination to resume", "resume needs a destination");
+		}
+		if (this.relay == null) {
+			throw new InvalidEndpointRequestException("This instance runs no relay",
+					"resume a destination on an instance that runs a relay");
+		}
+		if (!this.relay.getDestinations().contains(destination)) {
+			throw new InvalidEndpointRequestException("Unknown destination '" + destination + "'",
+					"destination must be one of " + new TreeSet<>(this.relay.getDestinations()));
+		}
+		return new OperationResult("resume", this.relay.resume(destination) ? 1 : 0, true);
 	}
 
 	private MessageDescriptor describe(StoredMessage message, boolean show, @Nullable List<StoredAttempt> attempts) {
@@ -278,10 +327,31 @@ public class OutboxEndpoint {
 	 * @param parkedKeySample some of those keys
 	 * @param unknownDestination the number of pending messages for a destination this
 	 * instance does not configure
+	 * @param flows the flow of each destination this instance's relay sends to, none on
+	 * an instance that only enqueues
 	 */
 	public record OutboxSummary(Map<MessageStatus, Long> statuses, Map<String, Map<MessageStatus, Long>> destinations,
 			@Nullable Double oldestPendingAgeSeconds, @Nullable Double lagSeconds, long parkedKeys,
-			List<String> parkedKeySample, long unknownDestination) {
+			List<String> parkedKeySample, long unknownDestination, Map<String, FlowDescriptor> flows) {
+
+	}
+
+	/**
+	 * The flow of one destination on this instance; a pause is shared by every instance.
+	 *
+	 * @param state whether it takes requests ({@code OPEN}), waits ({@code PAUSED}) or
+	 * sends one probe at a time ({@code PROBING})
+	 * @param pausedUntil when the next probe may go, while paused or probing
+	 * @param reason why it was paused: {@code RETRY_AFTER} or {@code CIRCUIT}
+	 * @param detail what the destination answered, e.g. {@code HTTP 503 Retry-After 30s}
+	 * @param pausedBy the relay instance that paused it, or extended the pause last
+	 * @param pausedSince when the pause began
+	 * @param limit how many of its requests may be in flight on this instance
+	 * @param inFlight its requests in flight on this instance
+	 */
+	public record FlowDescriptor(DestinationState state, @Nullable Instant pausedUntil, @Nullable PauseReason reason,
+			@Nullable String detail, @Nullable String pausedBy, @Nullable Instant pausedSince, int limit,
+			int inFlight) {
 
 	}
 
@@ -331,10 +401,11 @@ public class OutboxEndpoint {
 	}
 
 	/**
-	 * What a replay or discard did.
+	 * What a replay, discard or resume did.
 	 *
-	 * @param action {@code replay} or {@code discard}
-	 * @param count the number of messages replayed or discarded
+	 * @param action {@code replay}, {@code discard} or {@code resume}
+	 * @param count the number of messages replayed or discarded; for a resume, 1 if the
+	 * destination was paused, else 0
 	 * @param complete whether every matching message was; {@code false} when the limit or
 	 * the time budget of one request stopped it first, so that the same request should be
 	 * sent again

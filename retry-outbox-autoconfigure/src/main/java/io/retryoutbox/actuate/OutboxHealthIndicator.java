@@ -1,11 +1,13 @@
 package io.retryoutbox.actuate;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
 import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.message.OutboxStats;
+import io.retryoutbox.relay.DestinationPause;
 import io.retryoutbox.relay.OutboxRelay;
 import org.jspecify.annotations.Nullable;
 
@@ -87,9 +89,8 @@ public class OutboxHealthIndicator extends AbstractHealthIndicator {
 		OutboxRelay.State state = this.relay.getState();
 		builder.withDetail("relay", state.name());
 		// A paused destination is a detail, not a failure of the outbox.
-		Map<String, String> destinations = new TreeMap<>();
-		this.relay.getDestinations()
-			.forEach((name) -> destinations.put(name, this.relay.getDestinationState(name).name()));
+		Map<String, Map<String, String>> destinations = new TreeMap<>();
+		this.relay.getDestinations().forEach((name) -> destinations.put(name, destination(this.relay, name)));
 		builder.withDetail("destinations", destinations);
 		if (state == OutboxRelay.State.FAILED) {
 			builder.withDetail("reason", "the relay stopped polling unexpectedly");
@@ -105,6 +106,18 @@ public class OutboxHealthIndicator extends AbstractHealthIndicator {
 			return Status.DOWN;
 		}
 		return null;
+	}
+
+	private static Map<String, String> destination(OutboxRelay relay, String name) {
+		Map<String, String> destination = new LinkedHashMap<>();
+		destination.put("state", relay.getDestinationState(name).name());
+		DestinationPause pause = relay.getDestinationPause(name);
+		if (pause != null) {
+			destination.put("until", pause.pausedUntil().toString());
+			destination.put("reason", pause.reason().name());
+			destination.put("detail", pause.detail());
+		}
+		return destination;
 	}
 
 	/**

@@ -21,9 +21,11 @@ import io.retryoutbox.notify.PostgresWakeupListener;
 import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.message.OutboxRepair;
 import io.retryoutbox.relay.AttemptObserver;
+import io.retryoutbox.relay.DestinationPauses;
 import io.retryoutbox.relay.OnDead;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.OutboxStore;
+import io.retryoutbox.relay.PauseStore;
 import io.retryoutbox.relay.RelayDestination;
 import io.retryoutbox.retry.DefaultRetryPolicy;
 import io.retryoutbox.retry.InvalidRetrySettingException;
@@ -101,6 +103,12 @@ public final class RetryOutboxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	PauseStore retryOutboxPauseStore(JdbcOutboxComponents jdbc) {
+		return jdbc.pauses();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
 	OutboxReadModel retryOutboxReadModel(JdbcOutboxComponents jdbc, RetryOutboxProperties properties) {
 		return jdbc.readModel(properties.getDestinations().keySet());
 	}
@@ -127,6 +135,23 @@ public final class RetryOutboxAutoConfiguration {
 		return new DefaultRetryPolicy(defaults, perDestination,
 				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), Clock.systemUTC(),
 				() -> ThreadLocalRandom.current().nextLong());
+	}
+
+	/**
+	 * The longest delivery deadline, global or of a destination: how long an ended pause
+	 * may still count for a message's deadline.
+	 */
+	static Duration longestTimeout(RetryOutboxProperties properties) {
+		RetrySettings defaults = retrySettings("retry-outbox.retry", properties.getRetry(), RetrySettings.DEFAULTS);
+		Duration longest = defaults.timeout();
+		for (Map.Entry<String, RetryOutboxProperties.Destination> destination : properties.getDestinations()
+			.entrySet()) {
+			Duration timeout = retrySettings("retry-outbox.destinations." + destination.getKey() + ".retry",
+					destination.getValue().getRetry(), defaults)
+				.timeout();
+			longest = (timeout.compareTo(longest) > 0) ? timeout : longest;
+		}
+		return longest;
 	}
 
 	@Bean
@@ -229,9 +254,9 @@ public final class RetryOutboxAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		OutboxRelay retryOutboxRelay(OutboxStore store, RetryPolicy retryPolicy, RetryOutboxProperties properties,
-				RelayConnectionPool connectionPool, ObjectProvider<JsonMapper> jsonMapper,
-				ObjectProvider<WebClient.Builder> webClientBuilder,
+		OutboxRelay retryOutboxRelay(OutboxStore store, PauseStore pauseStore, RetryPolicy retryPolicy,
+				RetryOutboxProperties properties, RelayConnectionPool connectionPool,
+				ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<WebClient.Builder> webClientBuilder,
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
 				ObjectProvider<HttpClientSettings> httpClientSettings,
 				ObjectProvider<RelayWebClientCustomizer> customizers,
@@ -242,7 +267,8 @@ public final class RetryOutboxAutoConfiguration {
 					Math.toIntExact(relay.getErrorBodyLimit().toBytes()));
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
 					: defaultRetryPolicy(properties, jsonMapper);
-			OutboxRelay outboxRelay = new OutboxRelay(store, retryPolicy, fallback,
+			OutboxRelay outboxRelay = new OutboxRelay(store,
+					new DestinationPauses(pauseStore, longestTimeout(properties)), retryPolicy, fallback,
 					relayWebClient(connectionPool, webClientBuilder, connectorBuilder, httpClientSettings, customizers),
 					destinations(properties), properties.getIdempotencyKeyHeader(), settings,
 					AttemptObserver.of(attemptObservers.orderedStream().toList()));

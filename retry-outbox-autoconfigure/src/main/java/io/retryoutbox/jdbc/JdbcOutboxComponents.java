@@ -11,6 +11,7 @@ import io.retryoutbox.message.EnqueueObserver;
 import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.message.OutboxRepair;
 import io.retryoutbox.relay.OutboxStore;
+import io.retryoutbox.relay.PauseStore;
 import io.retryoutbox.retention.OutboxRetention;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -18,10 +19,10 @@ import org.springframework.util.unit.DataSize;
 
 /**
  * Makes the outbox's parts on one PostgreSQL database: the {@link Outbox} that enqueues,
- * the relay's {@link OutboxStore}, the operator's {@link OutboxReadModel} and
- * {@link OutboxRepair}, and the {@link OutboxRetention}. They share one owner of per-key
- * order, so the rules of a message's life are written once; the JDBC classes themselves
- * stay package-private.
+ * the relay's {@link OutboxStore} and {@link PauseStore}, the operator's
+ * {@link OutboxReadModel} and {@link OutboxRepair}, and the {@link OutboxRetention}. They
+ * share one owner of per-key order, so the rules of a message's life are written once;
+ * the JDBC classes themselves stay package-private.
  */
 public final class JdbcOutboxComponents {
 
@@ -65,6 +66,14 @@ public final class JdbcOutboxComponents {
 	 */
 	public OutboxStore store() {
 		return this.store;
+	}
+
+	/**
+	 * Where the relay instances share their destinations' pauses.
+	 * @return the pause store
+	 */
+	public PauseStore pauses() {
+		return new JdbcPauseStore(this.dataSource, this.tables);
 	}
 
 	/**

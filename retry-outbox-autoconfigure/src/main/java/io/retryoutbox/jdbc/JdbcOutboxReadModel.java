@@ -53,8 +53,10 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 	 * Every figure comes from a partial index (unfinished, lease, dead, due), never from
 	 * the delivered rows, so health and the gauges cost the same however many of those
 	 * retention keeps ({@code StatsQueryPlanTests}). Lag counts only claimable messages
-	 * (heads and unkeyed ones, of destinations this instance knows): a message waiting
-	 * behind its key's head is not due, whatever its own due time says.
+	 * (heads and unkeyed ones, of destinations this instance knows and that are not
+	 * paused): a message waiting behind its key's head, or for its paused destination, is
+	 * not due, whatever its own due time says, so a destination that is down for hours
+	 * does not turn health down.
 	 */
 	static final String STATS = """
 			SELECT
@@ -68,7 +70,9 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 					CROSS JOIN LATERAL (SELECT next_attempt_at FROM {message}
 						WHERE status = {PENDING} AND is_head AND destination = d.destination
 							AND next_attempt_at <= now()
-						ORDER BY next_attempt_at LIMIT 1) h) AS lag_seconds,
+						ORDER BY next_attempt_at LIMIT 1) h
+					WHERE NOT EXISTS (SELECT 1 FROM {pause} p
+						WHERE p.destination = d.destination AND p.ended_at IS NULL)) AS lag_seconds,
 				(SELECT count(*) FROM (%s) k) AS parked_keys,
 				(SELECT count(*) FROM {message}
 					WHERE status = {PENDING} AND destination <> ALL (:destinations)) AS unknown_destination

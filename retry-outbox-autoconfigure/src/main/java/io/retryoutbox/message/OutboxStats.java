@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
  * @param oldestPendingAge how long ago the oldest unfinished ({@code PENDING} or
  * {@code IN_FLIGHT}) message was enqueued, or {@code null} if there is none
  * @param lag how long the oldest claimable message (a due head or unkeyed message for a
- * destination this instance knows) has been due, {@link Duration#ZERO} if none is due
+ * destination this instance knows and that is not paused) has been due,
+ * {@link Duration#ZERO} if none is due
  * @param parkedKeys the number of ordering keys held up by a dead message
  * @param unknownDestination the number of {@code PENDING} messages for a destination this
  * instance does not configure, which its relay leaves alone

@@ -3,12 +3,20 @@ package io.retryoutbox.metrics;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.retryoutbox.relay.DestinationState;
 import io.retryoutbox.relay.OutboxRelay;
 
 /**
  * The gauges of each destination's flow on this instance: {@code retry.outbox.flow.limit}
- * (how many requests may be in flight) and {@code retry.outbox.flow.in.flight}, tagged
- * with the destination. They read the relay's own counters, no query.
+ * (how many requests may be in flight), {@code retry.outbox.flow.in.flight}, tagged with
+ * the destination, and {@code retry.outbox.flow.state}, one per destination and state, 1
+ * for the current state and 0 for the others. They read the relay's own counters, no
+ * query.
+ * <p>
+ * A state set rather than one gauge holding a state's number: it needs no legend, sums
+ * across instances by state ({@code sum by (state)}), and an alert is a plain comparison
+ * ({@code retry_outbox_flow_state{state="PAUSED"} == 1}), as with the phase of a
+ * Kubernetes pod.
  */
 public final class OutboxFlowMeters implements MeterBinder {
 
@@ -33,6 +41,16 @@ public final class OutboxFlowMeters implements MeterBinder {
 				.description("Requests to the destination in flight on this instance")
 				.tag("destination", destination)
 				.register(registry);
+			for (DestinationState state : DestinationState.values()) {
+				Gauge
+					.builder("retry.outbox.flow.state", this.relay,
+							(relay) -> (relay.getDestinationState(destination) == state) ? 1 : 0)
+					.description("Whether the destination is in this state on this instance (1) or not (0): OPEN, "
+							+ "PAUSED or PROBING")
+					.tag("destination", destination)
+					.tag("state", state.name())
+					.register(registry);
+			}
 		}
 	}
 

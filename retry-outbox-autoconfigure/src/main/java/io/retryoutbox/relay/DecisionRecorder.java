@@ -43,11 +43,13 @@ final class DecisionRecorder {
 	/**
 	 * The attempt's duration ends once the policy decided, so that the wait recorded
 	 * before the next attempt, counted from that end, never exceeds what the policy
-	 * chose.
+	 * chose. {@code pausedFor} is how long the message's destination was paused during
+	 * its life, which its deadline does not count.
 	 */
-	Outcome record(ClaimedMessage message, DeliveryOutcome outcome, Instant startedAt, long startNanos) {
+	Outcome record(ClaimedMessage message, DeliveryOutcome outcome, Duration pausedFor, Instant startedAt,
+			long startNanos) {
 		DeliveryAttempt attempt = new DeliveryAttempt(message.id(), message.destination(), message.attempt(),
-				message.createdAt());
+				message.createdAt(), pausedFor);
 		Integer statusCode = (outcome instanceof DeliveryOutcome.Response response) ? response.statusCode() : null;
 		byte[] errorBody = (outcome instanceof DeliveryOutcome.Response response && !isSuccess(response))
 				? response.body() : null;

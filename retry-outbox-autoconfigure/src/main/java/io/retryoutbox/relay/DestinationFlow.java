@@ -64,6 +64,8 @@ final class DestinationFlow {
 
 	private volatile int openings;
 
+	private volatile Listener listener = Listener.NONE;
+
 	DestinationFlow(String destination, RelayDestination.Flow flow) {
 		this(destination, flow, System::nanoTime);
 	}
@@ -118,6 +120,47 @@ final class DestinationFlow {
 	}
 
 	/**
+	 * What is left of the pause.
+	 * @return the time until the next probe may go, zero if it may go now
+	 */
+	Duration pauseLeft() {
+		long left = this.pausedUntil - this.nanoClock.getAsLong();
+		return (left > 0) ? Duration.ofNanos(left) : Duration.ZERO;
+	}
+
+	/**
+	 * Sets who hears of this flow's own pauses, and of the probe that ends one.
+	 * @param listener the listener
+	 */
+	void listen(Listener listener) {
+		this.listener = listener;
+	}
+
+	/**
+	 * Pauses for at least {@code pause}, because another instance paused the destination;
+	 * a probe follows, as after a pause of its own. A longer pause of its own stays.
+	 * @param pause how long from now
+	 */
+	void adopt(Duration pause) {
+		long until = this.nanoClock.getAsLong() + pause.toNanos();
+		if (until - this.pausedUntil > 0) {
+			this.pausedUntil = until;
+		}
+		this.probing = true;
+	}
+
+	/**
+	 * Opens up at once, without a probe: another instance's probe got through, or an
+	 * operator resumed the destination.
+	 */
+	void reopen() {
+		this.pausedUntil = this.nanoClock.getAsLong();
+		this.probing = false;
+		this.openings = 0;
+		this.failures.set(0);
+	}
+
+	/**
 	 * The current limit.
 	 * @return the limit
 	 */
@@ -158,14 +201,17 @@ final class DestinationFlow {
 		DestinationState state = state();
 		Duration retryAfter = (this.flow.pauseOnRetryAfter()) ? retryAfter(outcome) : null;
 		if (retryAfter != null) {
-			pause(retryAfter);
+			pause(retryAfter, PauseReason.RETRY_AFTER,
+					describe(outcome) + " Retry-After " + retryAfter.toSeconds() + "s");
 		}
 		else if (isTransient(outcome)) {
 			int failures = this.failures.incrementAndGet();
 			int threshold = this.flow.circuitFailureThreshold();
 			if (threshold > 0 && (state == DestinationState.PROBING
 					|| (state == DestinationState.OPEN && failures >= threshold))) {
-				pause(Duration.ofSeconds(1L << Math.min(this.openings++, 20)));
+				pause(Duration.ofSeconds(1L << Math.min(this.openings++, 20)), PauseReason.CIRCUIT,
+						(state == DestinationState.PROBING) ? "probe failed: " + describe(outcome)
+								: failures + " consecutive transient failures, the last " + describe(outcome));
 			}
 		}
 		else {
@@ -173,16 +219,27 @@ final class DestinationFlow {
 			// Only an answer after the pause opens up again; one to a request sent
 			// before it says nothing of now.
 			if (state == DestinationState.PROBING) {
+				this.listener.reopened();
 				this.probing = false;
 				this.openings = 0;
 			}
 		}
 	}
 
-	private void pause(Duration pause) {
+	private void pause(Duration pause, PauseReason reason, String detail) {
 		this.failures.set(0);
-		this.pausedUntil = this.nanoClock.getAsLong() + min(pause, this.flow.maxPause()).toNanos();
+		Duration capped = min(pause, this.flow.maxPause());
+		this.listener.paused(capped, reason, detail);
+		this.pausedUntil = this.nanoClock.getAsLong() + capped.toNanos();
 		this.probing = true;
+	}
+
+	private static String describe(DeliveryOutcome outcome) {
+		if (outcome instanceof DeliveryOutcome.Response response) {
+			return "HTTP " + response.statusCode();
+		}
+		Throwable cause = NestedExceptionUtils.getMostSpecificCause(((DeliveryOutcome.Failure) outcome).cause());
+		return cause.getClass().getSimpleName();
 	}
 
 	/**
@@ -229,6 +286,40 @@ final class DestinationFlow {
 			// A refused connection says nothing about latency under load.
 			permit.onIgnore();
 		}
+	}
+
+	/**
+	 * Hears of a flow's own pauses and of the probe that ends one, on the thread that
+	 * read the answer, just before the flow changes; it must not block.
+	 */
+	interface Listener {
+
+		/** Hears nothing. */
+		Listener NONE = new Listener() {
+
+			@Override
+			public void paused(Duration pause, PauseReason reason, String detail) {
+			}
+
+			@Override
+			public void reopened() {
+			}
+
+		};
+
+		/**
+		 * The flow paused, or paused again.
+		 * @param pause how long from now
+		 * @param reason why
+		 * @param detail what the destination answered
+		 */
+		void paused(Duration pause, PauseReason reason, String detail);
+
+		/**
+		 * A probe got through: the flow opened up again.
+		 */
+		void reopened();
+
 	}
 
 }

@@ -56,6 +56,8 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private final OutboxStore store;
 
+	private final DestinationPauses pauses;
+
 	private final HttpDispatcher dispatcher;
 
 	private final DecisionRecorder recorder;
@@ -111,6 +113,7 @@ public final class OutboxRelay implements SmartLifecycle {
 	/**
 	 * Creates a relay whose attempts are watched.
 	 * @param store where messages are claimed and completed
+	 * @param pauses where destination pauses are shared with the other instances
 	 * @param policy decides the fate of each attempt
 	 * @param fallback decides in place of {@code policy} when it throws, as for a
 	 * transient failure: the default policy with the configured settings
@@ -120,11 +123,12 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * @param settings how the relay claims and paces its work
 	 * @param observer watches each attempt, e.g. for metrics and traces
 	 */
-	public OutboxRelay(OutboxStore store, RetryPolicy policy, RetryPolicy fallback, WebClient webClient,
-			Map<String, RelayDestination> destinations, String idempotencyKeyHeader, Settings settings,
-			AttemptObserver observer) {
+	public OutboxRelay(OutboxStore store, DestinationPauses pauses, RetryPolicy policy, RetryPolicy fallback,
+			WebClient webClient, Map<String, RelayDestination> destinations, String idempotencyKeyHeader,
+			Settings settings, AttemptObserver observer) {
 		this.observer = observer;
 		this.store = store;
+		this.pauses = pauses;
 		this.dispatcher = new HttpDispatcher(webClient, destinations, idempotencyKeyHeader, settings.errorBodyLimit());
 		Map<String, OnDead> onDead = new HashMap<>();
 		destinations.forEach((name, destination) -> onDead.put(name, destination.onDead()));
@@ -132,7 +136,11 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.settings = settings;
 		this.slots = new Semaphore(settings.concurrency());
 		Map<String, DestinationFlow> flows = new LinkedHashMap<>();
-		destinations.forEach((name, destination) -> flows.put(name, new DestinationFlow(name, destination.flow())));
+		destinations.forEach((name, destination) -> {
+			DestinationFlow flow = new DestinationFlow(name, destination.flow());
+			flow.listen(pauses.listener(name, this.owner));
+			flows.put(name, flow);
+		});
 		this.flows = Collections.unmodifiableMap(flows);
 	}
 
@@ -170,6 +178,27 @@ public final class OutboxRelay implements SmartLifecycle {
 	 */
 	public DestinationState getDestinationState(String destination) {
 		return flow(destination).state();
+	}
+
+	/**
+	 * The current pause of a destination, shared by every instance: until when and why.
+	 * @param destination the destination name
+	 * @return the pause, or {@code null} while the destination is open on this instance
+	 */
+	public @Nullable DestinationPause getDestinationPause(String destination) {
+		return (flow(destination).state() != DestinationState.OPEN) ? this.pauses.current(destination) : null;
+	}
+
+	/**
+	 * Ends the pause of a destination: here at once, without a probe, and on the other
+	 * instances when they next read the shared pauses.
+	 * @param destination the destination name
+	 * @return whether it was paused
+	 */
+	public boolean resume(String destination) {
+		boolean resumed = this.pauses.resume(destination, flow(destination));
+		wakeUp();
+		return resumed;
 	}
 
 	private DestinationFlow flow(String destination) {
@@ -321,6 +350,7 @@ public final class OutboxRelay implements SmartLifecycle {
 			// per poll interval: keys an enqueue held at the last pass, or whose release
 			// a crashed relay left behind.
 			boolean recovered = periodicRecovery();
+			this.pauses.sync(this.flows, this.settings.pollInterval());
 			Map<String, Integer> limits = this.running ? claimLimits() : Map.of();
 			List<Outcome> outcomes = drainCompleted();
 			OutboxStore.Round round;
@@ -527,7 +557,8 @@ public final class OutboxRelay implements SmartLifecycle {
 			long start = System.nanoTime();
 			return this.dispatcher.send(message).map((outcome) -> {
 				flow.release(permit, outcome);
-				return this.recorder.record(message, outcome, startedAt, start);
+				Duration pausedFor = this.pauses.pausedFor(message.destination(), message.createdAt(), flow);
+				return this.recorder.record(message, outcome, pausedFor, startedAt, start);
 			});
 		});
 	}

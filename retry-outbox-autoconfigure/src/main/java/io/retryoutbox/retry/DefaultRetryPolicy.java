@@ -24,7 +24,8 @@ import org.springframework.util.Assert;
  * 429, 500, 502, 503, 504) and every failure to get a response are retried on an
  * exponential ramp with jitter, floored by {@code Retry-After}; a 409 is classified by
  * the error code in its body; any other status is final. A retry that would exceed the
- * attempt budget or the deadline is final too.
+ * attempt budget or the deadline is final too; the deadline counts from enqueue, without
+ * the time the destination was paused ({@link DeliveryAttempt#pausedFor()}).
  */
 public final class DefaultRetryPolicy implements RetryPolicy {
 
@@ -107,7 +108,9 @@ public final class DefaultRetryPolicy implements RetryPolicy {
 		}
 		Backoff.Wait wait = Backoff.compute(settings, attempt.attempt(), retryAfter, this.random);
 		Instant nextAttemptAt = now.plus(wait.duration());
-		if (Duration.between(attempt.createdAt(), nextAttemptAt).compareTo(settings.timeout()) > 0) {
+		// The time its destination was paused does not count: a downstream that was down
+		// for hours must not turn the messages that waited for it into dead letters.
+		if (attempt.unpausedAge(nextAttemptAt).compareTo(settings.timeout()) > 0) {
 			String detail = "next attempt would be past the " + settings.timeout() + " deadline; last: " + last;
 			return new RetryDecision.Dead(DeadReason.DEADLINE_EXCEEDED, shorten(detail), errorCode);
 		}

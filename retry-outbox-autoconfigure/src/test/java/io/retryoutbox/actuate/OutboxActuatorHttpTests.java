@@ -85,6 +85,8 @@ class OutboxActuatorHttpTests {
 		assertThat(summary.at("/statuses/DEAD").asLong()).isEqualTo(1);
 		assertThat(summary.at("/statuses/DELIVERED").asLong()).isEqualTo(1);
 		assertThat(summary.at("/destinations/payments/DEAD").asLong()).isEqualTo(1);
+		assertThat(summary.at("/flows/payments/state").asString()).isEqualTo("OPEN");
+		assertThat(summary.at("/flows/payments/limit").asInt()).isEqualTo(20);
 		assertThat(json(get("/actuator/outbox/messages?status=DELIVERED&destination=payments"
 				+ "&from=2020-01-01T00:00:00Z&to=2999-01-01T00:00:00Z&limit=10"), 200)
 			.at("/messages")).hasSize(1);
@@ -98,17 +100,22 @@ class OutboxActuatorHttpTests {
 		HttpResponse<String> refused = post("/actuator/outbox/replay", "{\"id\":\"" + dead + "\"}");
 		assertThat(refused.statusCode()).isEqualTo(405);
 		assertThat(OutboxContexts.row(this.context, dead)).containsEntry("status", "DEAD");
+		assertThat(post("/actuator/outbox/resume", "{\"destination\":\"payments\"}").statusCode()).isEqualTo(405);
 
 		JsonNode health = json(get("/actuator/health"), 200);
 		assertThat(health.at("/components/retryOutbox/status").asString()).isEqualTo("UP");
 		assertThat(health.at("/components/retryOutbox/details/dead").asLong()).isEqualTo(1);
 		assertThat(health.at("/components/retryOutbox/details/relay").asString()).isEqualTo("RUNNING");
+		assertThat(health.at("/components/retryOutbox/details/destinations/payments/state").asString())
+			.isEqualTo("OPEN");
 		assertThat(get("/actuator/health/liveness").body()).doesNotContain("retryOutbox");
 
 		await().untilAsserted(() -> assertThat(get("/actuator/prometheus").body()).contains("retry_outbox_dead 1.0")
 			.contains("retry_outbox_pending 0.0")
 			.contains("retry_outbox_parked_keys 0.0")
 			.contains("retry_outbox_lag_seconds 0.0")
+			.contains("retry_outbox_flow_state{destination=\"payments\",state=\"OPEN\"} 1.0")
+			.contains("retry_outbox_flow_state{destination=\"payments\",state=\"PAUSED\"} 0.0")
 			.contains("retry_outbox_enqueued_total{destination=\"payments\"} 2.0")
 			.containsPattern("retry_outbox_attempts_seconds_count\\{destination=\"payments\",error=\"none\","
 					+ "outcome=\"DEAD\",status_class=\"4xx\"} 1")
@@ -142,6 +149,11 @@ class OutboxActuatorHttpTests {
 			.query(Long.class)
 			.single()).isZero();
 		assertThat(post("/actuator/outbox/rewind", "{}").statusCode()).isEqualTo(400);
+		JsonNode resume = json(post("/actuator/outbox/resume", "{\"destination\":\"payments\"}"), 200);
+		assertThat(resume.at("/action").asString()).isEqualTo("resume");
+		assertThat(resume.at("/count").asInt()).isZero();
+		assertThat(post("/actuator/outbox/resume", "{\"destination\":\"nowhere\"}").statusCode()).isEqualTo(400);
+		assertThat(post("/actuator/outbox/resume", "{}").statusCode()).isEqualTo(400);
 	}
 
 	private HttpResponse<String> get(String path) throws IOException, InterruptedException {

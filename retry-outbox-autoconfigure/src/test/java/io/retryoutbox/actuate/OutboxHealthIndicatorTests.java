@@ -114,6 +114,24 @@ class OutboxHealthIndicatorTests {
 	}
 
 	@Test
+	void countsNoLagForTheMessagesOfAPausedDestination() {
+		this.runner.withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
+			OutboxRows.insert(context, "PENDING", null, Duration.ofMinutes(10));
+			OutboxContexts.jdbc(context).sql("""
+					INSERT INTO retry_outbox_pause (destination, started_at, paused_until, reason, detail, paused_by,
+						updated_at)
+					VALUES ('payments', now() - interval '1 hour', now() + interval '1 minute', 'CIRCUIT',
+						'10 consecutive transient failures', 'other', now())
+					""").update();
+			Health health = health(context);
+			assertThat(health.getStatus()).isEqualTo(Status.UP);
+			assertThat(health.getDetails()).containsEntry("pending", 1L).containsEntry("lag", "PT0S");
+			OutboxContexts.jdbc(context).sql("UPDATE retry_outbox_pause SET ended_at = now()").update();
+			assertThat(health(context).getStatus()).isEqualTo(Status.DOWN);
+		});
+	}
+
+	@Test
 	void reportsTheThresholdStatusWhenThereAreMoreDeadMessagesThanMaxDead() {
 		this.runner.withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
 			OutboxRows.insertDead(context, "payments", 2, "TERMINAL_STATUS", Duration.ZERO);

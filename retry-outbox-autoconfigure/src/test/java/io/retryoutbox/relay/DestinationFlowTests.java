@@ -214,6 +214,54 @@ class DestinationFlowTests {
 	}
 
 	@Test
+	void tellsItsListenerOfItsOwnPausesWhyAndOfTheProbeThatEndsOne() {
+		DestinationFlow flow = flow(true, 256);
+		List<String> heard = new ArrayList<>();
+		flow.listen(new DestinationFlow.Listener() {
+
+			@Override
+			public void paused(Duration pause, PauseReason reason, String detail) {
+				heard.add(reason + " " + pause + ": " + detail);
+			}
+
+			@Override
+			public void reopened() {
+				heard.add("reopened");
+			}
+
+		});
+		flow.release(flow.acquire(), response(503, "30"));
+		this.now.addAndGet(Duration.ofSeconds(30).toNanos());
+		flow.release(flow.acquire(), response(200, null));
+		for (int i = 0; i < 10; i++) {
+			flow.release(flow.acquire(), response(502, null));
+		}
+		this.now.addAndGet(Duration.ofSeconds(1).toNanos());
+		flow.release(flow.acquire(), new DeliveryOutcome.Failure(new ConnectException("refused")));
+		assertThat(heard).containsExactly("RETRY_AFTER PT30S: HTTP 503 Retry-After 30s", "reopened",
+				"CIRCUIT PT1S: 10 consecutive transient failures, the last HTTP 502",
+				"CIRCUIT PT2S: probe failed: ConnectException");
+	}
+
+	@Test
+	void adoptsAnotherInstancesPauseThenProbesAndKeepsALongerOneOfItsOwn() {
+		DestinationFlow flow = flow(true, 256);
+		flow.adopt(Duration.ofSeconds(5));
+		assertThat(flow.state()).isEqualTo(DestinationState.PAUSED);
+		assertThat(flow.pauseLeft()).isEqualTo(Duration.ofSeconds(5));
+		this.now.addAndGet(Duration.ofSeconds(5).toNanos());
+		assertThat(flow.state()).isEqualTo(DestinationState.PROBING);
+		assertThat(flow.available()).isOne();
+		flow.release(flow.acquire(), response(429, "60"));
+		flow.adopt(Duration.ofSeconds(10));
+		assertThat(flow.pauseLeft()).isEqualTo(Duration.ofSeconds(60));
+		flow.reopen();
+		assertThat(flow.state()).isEqualTo(DestinationState.OPEN);
+		assertThat(flow.pauseLeft()).isZero();
+		assertThat(flow.available()).isGreaterThan(1);
+	}
+
+	@Test
 	void neverOpensTheCircuitWhenItsThresholdIsZero() {
 		DestinationFlow flow = new DestinationFlow("api",
 				new RelayDestination.Flow(true, 256, NO_RATE, true, Duration.ofMinutes(10), 0), this.now::get);

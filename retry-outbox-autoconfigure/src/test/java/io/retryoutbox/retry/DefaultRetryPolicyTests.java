@@ -353,6 +353,28 @@ class DefaultRetryPolicyTests {
 	}
 
 	@Test
+	void doesNotCountTheTimeItsDestinationWasPausedAgainstTheDeadline() {
+		RetrySettings settings = withBudget(20, Duration.ofHours(1));
+		DeliveryAttempt pausedForSixHours = new DeliveryAttempt(UUID.randomUUID(), "orders", 1,
+				NOW.minus(Duration.ofHours(6)).minusSeconds(3599), Duration.ofHours(6));
+		DeliveryAttempt pausedForLess = new DeliveryAttempt(UUID.randomUUID(), "orders", 1,
+				NOW.minus(Duration.ofHours(6)).minusSeconds(3599), Duration.ofHours(6).minusSeconds(1));
+		assertThat(policy(settings, 0.0).decide(pausedForSixHours, response(503)))
+			.isEqualTo(new RetryDecision.Retry(NOW.plusSeconds(1), DelayReason.BACKOFF, null));
+		assertThat(policy(settings, 0.0).decide(pausedForLess, response(503))).isInstanceOfSatisfying(
+				RetryDecision.Dead.class, (dead) -> assertThat(dead.reason()).isEqualTo(DeadReason.DEADLINE_EXCEEDED));
+	}
+
+	@Test
+	void retriesARetryAfterPastTheDeadlineWhileTheDestinationIsPausedForIt() {
+		RetrySettings settings = withBudget(20, Duration.ofMinutes(5));
+		DeliveryAttempt attempt = new DeliveryAttempt(UUID.randomUUID(), "orders", 1, NOW.minusSeconds(60),
+				Duration.ofSeconds(300));
+		assertThat(policy(settings, 0.0).decide(attempt, response(503, "Retry-After", "300")))
+			.isEqualTo(new RetryDecision.Retry(NOW.plusSeconds(300), DelayReason.RETRY_AFTER, null));
+	}
+
+	@Test
 	void givesUpWhenRetryAfterReachesPastTheDeadline() {
 		RetrySettings settings = withBudget(20, Duration.ofMinutes(5));
 		assertThat(decide(settings, 1, response(503, "Retry-After", "300"))).isInstanceOfSatisfying(

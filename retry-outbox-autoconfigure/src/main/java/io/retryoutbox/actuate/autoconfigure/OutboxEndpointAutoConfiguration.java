@@ -33,8 +33,8 @@ public final class OutboxEndpointAutoConfiguration {
 	@ConditionalOnAvailableEndpoint(OutboxEndpoint.class)
 	OutboxEndpoint outboxEndpoint(OutboxReadModel readModel, OutboxRepair repair, OutboxEndpointProperties properties,
 			ObjectProvider<OutboxRelay> relay) {
-		return new OutboxEndpoint(readModel, repair, properties.getShowValues(), properties.getRoles(),
-				() -> relay.ifAvailable(OutboxRelay::wakeUp));
+		return new OutboxEndpoint(readModel, repair, relay.getIfAvailable(), properties.getShowValues(),
+				properties.getRoles());
 	}
 
 }
