@@ -33,15 +33,35 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 
 	private final Runnable wakeUp;
 
+	private final long checkIntervalNanos;
+
+	private final int checkTimeoutMillis;
+
 	private volatile boolean running;
 
 	private volatile boolean listening;
 
 	public PostgresWakeupListener(DataSource dataSource, String channel, Runnable wakeUp) {
+		this(dataSource, channel, wakeUp, Duration.ofSeconds(30), Duration.ofSeconds(10));
+	}
+
+	/**
+	 * Creates a listener that checks its connection after {@code checkInterval} without a
+	 * notification, and gives the database {@code checkTimeout} to answer.
+	 * @param dataSource where to listen
+	 * @param channel the channel
+	 * @param wakeUp what a notification does
+	 * @param checkInterval how long the connection may stay silent before it is checked
+	 * @param checkTimeout how long a check may wait for the database's answer
+	 */
+	public PostgresWakeupListener(DataSource dataSource, String channel, Runnable wakeUp, Duration checkInterval,
+			Duration checkTimeout) {
 		super(new BackgroundWorker("retry-outbox-listen-"), STOP_TIMEOUT);
 		this.dataSource = dataSource;
 		this.channel = channel;
 		this.wakeUp = wakeUp;
+		this.checkIntervalNanos = checkInterval.toNanos();
+		this.checkTimeoutMillis = Math.toIntExact(checkTimeout.toMillis());
 	}
 
 	/**
@@ -77,10 +97,22 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 				// wake-up.
 				this.wakeUp.run();
 				PGConnection pg = connection.unwrap(PGConnection.class);
+				// A connection can go half-open (a dropped NAT entry, a failed-over
+				// database): nothing arrives, and nothing says so. A silent connection is
+				// checked with a query whose answer must come within the timeout.
+				connection.setNetworkTimeout(Runnable::run, this.checkTimeoutMillis);
+				long lastHeard = System.nanoTime();
 				while (this.running) {
 					PGNotification[] notifications = pg.getNotifications(RECEIVE_TIMEOUT_MILLIS);
 					if (notifications != null && notifications.length > 0) {
+						lastHeard = System.nanoTime();
 						this.wakeUp.run();
+					}
+					else if (System.nanoTime() - lastHeard >= this.checkIntervalNanos) {
+						try (Statement check = connection.createStatement()) {
+							check.execute("SELECT 1");
+						}
+						lastHeard = System.nanoTime();
 					}
 				}
 			}

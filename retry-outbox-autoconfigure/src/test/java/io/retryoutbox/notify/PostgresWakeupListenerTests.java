@@ -1,0 +1,55 @@
+package io.retryoutbox.notify;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.retryoutbox.testsupport.FreezingProxy;
+import io.retryoutbox.testsupport.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The listening connection is checked when it has been silent, so one that went half-open
+ * is replaced instead of losing every wake-up from other instances.
+ */
+class PostgresWakeupListenerTests {
+
+	private static final Pattern HOST_PORT = Pattern.compile("jdbc:postgresql://([^:/]+):(\\d+)(/.*)");
+
+	@Test
+	void replacesAListeningConnectionThatWentHalfOpen() throws Exception {
+		String url = TestDatabase.createDatabase();
+		Matcher matcher = HOST_PORT.matcher(url);
+		assertThat(matcher.matches()).as(url).isTrue();
+		JdbcClient direct = JdbcClient.create(new DriverManagerDataSource(url));
+		AtomicInteger wakeUps = new AtomicInteger();
+		try (FreezingProxy proxy = new FreezingProxy(matcher.group(1), Integer.parseInt(matcher.group(2)))) {
+			String proxied = "jdbc:postgresql://127.0.0.1:" + proxy.port() + matcher.group(3);
+			PostgresWakeupListener listener = new PostgresWakeupListener(new DriverManagerDataSource(proxied),
+					"half_open", wakeUps::incrementAndGet, Duration.ofSeconds(1), Duration.ofSeconds(1));
+			listener.start();
+			try {
+				await().atMost(Duration.ofSeconds(10)).until(listener::isListening);
+				int before = wakeUps.get();
+				direct.sql("SELECT pg_notify('half_open', '')").query().listOfRows();
+				await().atMost(Duration.ofSeconds(10)).until(() -> wakeUps.get() > before);
+				proxy.freezeOpenConnections();
+				await().atMost(Duration.ofSeconds(20)).until(() -> proxy.accepted() >= 2 && listener.isListening());
+				int afterReconnect = wakeUps.get();
+				direct.sql("SELECT pg_notify('half_open', '')").query().listOfRows();
+				await().atMost(Duration.ofSeconds(10)).until(() -> wakeUps.get() > afterReconnect);
+			}
+			finally {
+				listener.stop();
+			}
+		}
+	}
+
+}
