@@ -36,12 +36,15 @@ final class JdbcOutboxStore implements OutboxStore {
 	};
 
 	// Each destination's due heads, oldest first, up to what that destination may send
-	// now, each read from its own part of the due-heads index.
+	// now, each read from its own part of the due-heads index. = ANY (ARRAY(...)), not
+	// IN (...): the planner cannot see the LIMIT's value, guessed a tenth of the due rows
+	// and hash-joined them with a scan of the whole table (2.6 s per claim beside 10^7
+	// retained rows, against 2 ms by primary key).
 	static final String CLAIM = """
 			UPDATE {message} m
 			SET status = {IN_FLIGHT}, lease_owner = ?, lease_until = now() + ? * interval '1 millisecond',
 				attempts = m.attempts + 1, last_attempt_at = now()
-			WHERE m.id IN (
+			WHERE m.id = ANY (ARRAY(
 				SELECT c.id FROM unnest(?::text[], ?::int[]) AS d(destination, n)
 				CROSS JOIN LATERAL (
 					SELECT x.id FROM {message} x
@@ -49,7 +52,7 @@ final class JdbcOutboxStore implements OutboxStore {
 						AND x.next_attempt_at <= now()
 					ORDER BY x.next_attempt_at
 					LIMIT d.n
-					FOR UPDATE SKIP LOCKED) c)
+					FOR UPDATE SKIP LOCKED) c))
 			RETURNING m.id, m.destination, m.method, m.path, m.headers::text AS headers, m.body, m.content_type,
 				m.ordering_key, m.idempotency_key, m.attempts, m.created_at, m.trace_parent, m.trace_state
 			""";

@@ -18,6 +18,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 import com.netflix.concurrency.limits.Limiter;
 import io.retryoutbox.RetryPolicy;
@@ -525,8 +527,7 @@ public final class OutboxRelay implements SmartLifecycle {
 			this.slots.acquireUninterruptibly();
 			DestinationFlow flow = this.flows.get(message.destination());
 			Limiter.Listener permit = flow.acquire();
-			this.sending.add(this.observer.observe(message, attempt(message, flow, permit))
-				.subscribe(this::completed, (ex) -> failed(message, permit, ex)));
+			track(this.observer.observe(message, attempt(message, flow, permit)), (ex) -> failed(message, permit, ex));
 		}
 		Set<String> full = new HashSet<>();
 		limits.forEach((destination, limit) -> {
@@ -535,6 +536,36 @@ public final class OutboxRelay implements SmartLifecycle {
 			}
 		});
 		return full;
+	}
+
+	/**
+	 * Subscribes to one attempt, held in {@link #sending} only while it runs, so that
+	 * stopping can cancel it and nothing is kept once it is over (every attempt was kept
+	 * until the relay stopped: 550 bytes a message, out of a 256 MB heap after about
+	 * 450,000).
+	 */
+	private void track(Mono<Outcome> attempt, Consumer<Throwable> onError) {
+		Disposable.Composite sending = this.sending;
+		AtomicReference<@Nullable Disposable> self = new AtomicReference<>();
+		Disposable subscription = attempt.doFinally((signal) -> {
+			Disposable done = self.get();
+			if (done != null) {
+				sending.remove(done);
+			}
+		}).subscribe(this::completed, onError);
+		self.set(subscription);
+		sending.add(subscription);
+		if (subscription.isDisposed()) {
+			sending.remove(subscription);
+		}
+	}
+
+	/**
+	 * The attempts in flight that stopping would cancel.
+	 * @return how many
+	 */
+	int trackedAttempts() {
+		return this.sending.size();
 	}
 
 	private static @Nullable String problem(Claim claim) {
