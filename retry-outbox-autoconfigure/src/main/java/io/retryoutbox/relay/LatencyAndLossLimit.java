@@ -45,8 +45,14 @@ final class LatencyAndLossLimit implements Limit {
 		this.listeners.add(consumer);
 	}
 
+	/**
+	 * Feeds a sample to both limits and reports a new limit; synchronized, as the
+	 * library's own limits are, since the limiter adjusts its permits by the difference
+	 * from the previous limit, and two answers reporting at once made its permits drift
+	 * from the limit (it refused requests with the limit not reached).
+	 */
 	@Override
-	public void onSample(long startTime, long rtt, int inflight, boolean didDrop) {
+	public synchronized void onSample(long startTime, long rtt, int inflight, boolean didDrop) {
 		this.latency.onSample(startTime, rtt, inflight, didDrop);
 		this.loss.onSample(startTime, rtt, inflight, didDrop);
 		int limit = Math.min(this.latency.getLimit(), this.loss.getLimit());

@@ -6,6 +6,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
@@ -245,6 +249,41 @@ class DestinationFlowTests {
 		run(flow, 50, (n) -> true);
 		assertThat(flow.limit()).isEqualTo(8);
 		assertThat(flow.available()).isEqualTo(8);
+	}
+
+	/**
+	 * Answers arrive on several threads at once, and each may change the limit; the
+	 * limiter must still grant exactly as many permits as the limit says.
+	 */
+	@Test
+	void grantsAsManyPermitsAsTheLimitAfterAnswersArriveOnManyThreadsAtOnce() throws Exception {
+		DestinationFlow flow = new DestinationFlow("api",
+				new RelayDestination.Flow(true, 256, NO_RATE, false, Duration.ofMinutes(10), 0));
+		ExecutorService threads = Executors.newFixedThreadPool(8);
+		try {
+			List<Future<?>> done = new ArrayList<>();
+			for (int thread = 0; thread < 8; thread++) {
+				done.add(threads.submit(() -> {
+					for (int i = 0; i < 50_000; i++) {
+						// Every fifth answer is an overload, so the limit goes up and
+						// down.
+						flow.release(flow.acquire(), response((i % 5 == 0) ? 503 : 200, null));
+					}
+				}));
+			}
+			for (Future<?> thread : done) {
+				thread.get(30, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		assertThat(flow.inFlight()).isZero();
+		int limit = flow.limit();
+		for (int i = 0; i < limit; i++) {
+			flow.acquire();
+		}
+		assertThat(flow.inFlight()).as("permits granted of a limit of %d", limit).isEqualTo(limit);
 	}
 
 	@Test
