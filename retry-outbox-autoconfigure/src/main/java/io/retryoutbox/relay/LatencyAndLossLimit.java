@@ -14,6 +14,17 @@ import com.netflix.concurrency.limits.limit.Gradient2Limit;
  * which backs off on dropped requests (429, 503, timeouts) but ignores latency. The
  * library has no limit that does both, which a destination needs; this only combines two
  * of its own.
+ * <p>
+ * The gradient limit is tuned to settle near a destination's knee, where its latency
+ * starts to rise with the requests in flight. With the library's defaults (tolerance 1.5,
+ * smoothing 0.2) it swung between 8 and 64 around a knee at 24: each answer grew the
+ * limit by 0.8, most of the limit per round trip, so it was far past the knee before the
+ * first slow answer came back a round trip later; then the slow answers, each allowed to
+ * cut 10%, brought it down to 8 within one round trip. Smoothing 0.05 grows it by 0.2 an
+ * answer and cuts at most 2.5%, slow enough for a signal one round trip late. Tolerance
+ * 1.2 shrinks it once an answer takes a fifth longer than the long-term average rather
+ * than half as long again: that average follows the latency up, so with 1.5 the limit
+ * crept past the knee.
  */
 final class LatencyAndLossLimit implements Limit {
 
@@ -30,6 +41,8 @@ final class LatencyAndLossLimit implements Limit {
 			.initialLimit(initialLimit)
 			.minLimit(1)
 			.maxConcurrency(maxLimit)
+			.rttTolerance(1.2)
+			.smoothing(0.05)
 			.build();
 		this.loss = AIMDLimit.newBuilder().initialLimit(initialLimit).minLimit(1).maxLimit(maxLimit).build();
 		this.limit = initialLimit;

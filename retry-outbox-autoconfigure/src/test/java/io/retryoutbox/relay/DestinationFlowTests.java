@@ -4,7 +4,9 @@ import java.net.ConnectException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -104,6 +106,36 @@ class DestinationFlowTests {
 			lowest = Math.min(lowest, flow.limit());
 		}
 		assertThat(lowest).isLessThan(settled / 2);
+	}
+
+	/**
+	 * A destination whose latency is 20 ms up to 24 requests in flight and 10 ms more for
+	 * each request above, with a backlog that fills whatever the limit allows: after ten
+	 * seconds the limit stays between half and twice the knee.
+	 */
+	@Test
+	void settlesNearTheKneeOfADestinationWhoseLatencyRisesAboveIt() {
+		DestinationFlow flow = flow(true, 256);
+		record Answer(long at, Limiter.Listener permit) {
+		}
+		PriorityQueue<Answer> answers = new PriorityQueue<>(Comparator.comparingLong(Answer::at));
+		int lowest = Integer.MAX_VALUE;
+		int highest = 0;
+		while (this.now.get() < Duration.ofSeconds(20).toNanos()) {
+			for (int i = flow.available(); i > 0; i--) {
+				long latency = TWENTY_MS + TWENTY_MS / 2 * Math.max(0, answers.size() + 1 - 24);
+				answers.add(new Answer(this.now.get() + latency, flow.acquire()));
+			}
+			Answer next = answers.poll();
+			this.now.set(next.at());
+			flow.release(next.permit(), response(200, null));
+			if (this.now.get() > Duration.ofSeconds(10).toNanos()) {
+				lowest = Math.min(lowest, flow.limit());
+				highest = Math.max(highest, flow.limit());
+			}
+		}
+		assertThat(lowest).isGreaterThanOrEqualTo(12);
+		assertThat(highest).isLessThanOrEqualTo(48);
 	}
 
 	@Test
