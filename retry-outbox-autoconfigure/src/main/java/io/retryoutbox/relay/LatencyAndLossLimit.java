@@ -14,14 +14,24 @@ import com.netflix.concurrency.limits.limit.Gradient2Limit;
  * which backs off on dropped requests (429, 503, timeouts) but ignores latency. The
  * library has no limit that does both, which a destination needs; this only combines two
  * of its own. Latency under {@value #LATENCY_FLOOR_NANOS} ns counts as that floor.
+ * <p>
+ * The gradient limit is tuned to settle near a destination's knee, where its latency
+ * starts to rise with the requests in flight. With the library's defaults (tolerance 1.5,
+ * smoothing 0.2) it swung between 8 and 64 around a knee at 24: each answer grew the
+ * limit by 0.8, most of the limit per round trip, so it was far past the knee before the
+ * first slow answer came back a round trip later; then the slow answers, each allowed to
+ * cut 10%, brought it down to 8 within one round trip. Smoothing 0.05 grows it by 0.2 an
+ * answer and cuts at most 2.5%, slow enough for a signal one round trip late. Tolerance
+ * 1.2 shrinks it once an answer takes a fifth longer than the long-term average rather
+ * than half as long again: that average follows the latency up, so with 1.5 the limit
+ * crept past the knee.
  */
 final class LatencyAndLossLimit implements Limit {
 
 	// Below this, a request's time is mostly the relay's own: its event loop and the
 	// rounds it waits for under a busy CPU, not a queue at the downstream. Read as
 	// overload, a rise from 1 to 10 ms held a 0 ms downstream at 652/s where a fixed
-	// limit
-	// reached 1,136/s (docs/benchmarks.md).
+	// limit reached 1,136/s (docs/benchmarks.md).
 	static final long LATENCY_FLOOR_NANOS = 25_000_000L;
 
 	private final Gradient2Limit latency;
@@ -37,6 +47,8 @@ final class LatencyAndLossLimit implements Limit {
 			.initialLimit(initialLimit)
 			.minLimit(1)
 			.maxConcurrency(maxLimit)
+			.rttTolerance(1.2)
+			.smoothing(0.05)
 			.build();
 		this.loss = AIMDLimit.newBuilder().initialLimit(initialLimit).minLimit(1).maxLimit(maxLimit).build();
 		this.limit = initialLimit;
@@ -52,8 +64,14 @@ final class LatencyAndLossLimit implements Limit {
 		this.listeners.add(consumer);
 	}
 
+	/**
+	 * Feeds a sample to both limits and reports a new limit; synchronized, as the
+	 * library's own limits are, since the limiter adjusts its permits by the difference
+	 * from the previous limit, and two answers reporting at once made its permits drift
+	 * from the limit (it refused requests with the limit not reached).
+	 */
 	@Override
-	public void onSample(long startTime, long rtt, int inflight, boolean didDrop) {
+	public synchronized void onSample(long startTime, long rtt, int inflight, boolean didDrop) {
 		this.latency.onSample(startTime, Math.max(rtt, LATENCY_FLOOR_NANOS), inflight, didDrop);
 		this.loss.onSample(startTime, rtt, inflight, didDrop);
 		int limit = Math.min(this.latency.getLimit(), this.loss.getLimit());

@@ -4,8 +4,14 @@ import java.net.ConnectException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
@@ -119,6 +125,36 @@ class DestinationFlowTests {
 			lowest = Math.min(lowest, flow.limit());
 		}
 		assertThat(lowest).isLessThan(settled / 2);
+	}
+
+	/**
+	 * A destination whose latency is 20 ms up to 24 requests in flight and 10 ms more for
+	 * each request above, with a backlog that fills whatever the limit allows: after ten
+	 * seconds the limit stays between half and twice the knee.
+	 */
+	@Test
+	void settlesNearTheKneeOfADestinationWhoseLatencyRisesAboveIt() {
+		DestinationFlow flow = flow(true, 256);
+		record Answer(long at, Limiter.Listener permit) {
+		}
+		PriorityQueue<Answer> answers = new PriorityQueue<>(Comparator.comparingLong(Answer::at));
+		int lowest = Integer.MAX_VALUE;
+		int highest = 0;
+		while (this.now.get() < Duration.ofSeconds(20).toNanos()) {
+			for (int i = flow.available(); i > 0; i--) {
+				long latency = TWENTY_MS + TWENTY_MS / 2 * Math.max(0, answers.size() + 1 - 24);
+				answers.add(new Answer(this.now.get() + latency, flow.acquire()));
+			}
+			Answer next = answers.poll();
+			this.now.set(next.at());
+			flow.release(next.permit(), response(200, null));
+			if (this.now.get() > Duration.ofSeconds(10).toNanos()) {
+				lowest = Math.min(lowest, flow.limit());
+				highest = Math.max(highest, flow.limit());
+			}
+		}
+		assertThat(lowest).isGreaterThanOrEqualTo(12);
+		assertThat(highest).isLessThanOrEqualTo(48);
 	}
 
 	@Test
@@ -312,6 +348,41 @@ class DestinationFlowTests {
 		run(flow, 50, (n) -> true);
 		assertThat(flow.limit()).isEqualTo(8);
 		assertThat(flow.available()).isEqualTo(8);
+	}
+
+	/**
+	 * Answers arrive on several threads at once, and each may change the limit; the
+	 * limiter must still grant exactly as many permits as the limit says.
+	 */
+	@Test
+	void grantsAsManyPermitsAsTheLimitAfterAnswersArriveOnManyThreadsAtOnce() throws Exception {
+		DestinationFlow flow = new DestinationFlow("api",
+				new RelayDestination.Flow(true, 256, NO_RATE, false, Duration.ofMinutes(10), 0));
+		ExecutorService threads = Executors.newFixedThreadPool(8);
+		try {
+			List<Future<?>> done = new ArrayList<>();
+			for (int thread = 0; thread < 8; thread++) {
+				done.add(threads.submit(() -> {
+					for (int i = 0; i < 50_000; i++) {
+						// Every fifth answer is an overload, so the limit goes up and
+						// down.
+						flow.release(flow.acquire(), response((i % 5 == 0) ? 503 : 200, null));
+					}
+				}));
+			}
+			for (Future<?> thread : done) {
+				thread.get(30, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		assertThat(flow.inFlight()).isZero();
+		int limit = flow.limit();
+		for (int i = 0; i < limit; i++) {
+			flow.acquire();
+		}
+		assertThat(flow.inFlight()).as("permits granted of a limit of %d", limit).isEqualTo(limit);
 	}
 
 	@Test
