@@ -54,10 +54,13 @@ final class HttpDispatcher {
 		// needs of its body) has arrived; the rest of the exchange, draining a 2xx body,
 		// goes on by itself within the timeout. Waiting for it could turn a success
 		// whose body trickles into a timeout, and the message would be sent again.
-		return Mono.defer(() -> {
+		// The exchange keeps the subscriber's context, which carries the attempt's
+		// observation, so the request continues the message's trace.
+		return Mono.deferContextual((context) -> {
 			Sinks.One<DeliveryOutcome> outcome = Sinks.one();
 			Disposable exchange = Mono.defer(() -> exchange(message, destination, outcome))
 				.timeout(destination.timeout())
+				.contextWrite(context)
 				.subscribe(null, (ex) -> outcome.tryEmitValue(new DeliveryOutcome.Failure(ex)),
 						() -> outcome.tryEmitValue(new DeliveryOutcome.Failure(
 								new IllegalStateException("The exchange ended without a response"))));
