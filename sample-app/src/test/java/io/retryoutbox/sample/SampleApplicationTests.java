@@ -119,10 +119,10 @@ class SampleApplicationTests {
 		assertThat(deadLettersShownByTheActuatorEndpoint(client)).isEqualTo(dead);
 
 		assertThat(stats.faults()).allSatisfy((fault, count) -> assertThat(count).as("%s faults", fault).isPositive());
-		// A slow or dropped answer is lost after the charge was processed, so the retry
-		// that follows is answered from the stored result.
-		assertThat(stats.duplicates())
-			.isGreaterThanOrEqualTo(stats.faults().get(Fault.SLOW) + stats.faults().get(Fault.DROPPED));
+		// A slow answer is lost after the charge was processed, so the retry that follows
+		// is answered from the stored result. A dropped answer's 200 arrived before its
+		// body broke off: a success once its status arrives, never sent again.
+		assertThat(stats.duplicates()).isGreaterThanOrEqualTo(stats.faults().get(Fault.SLOW));
 		assertThat(stats.uniqueKeys()).isEqualTo(rows.size());
 
 		PaymentRequest deadCharge = charges.stream()

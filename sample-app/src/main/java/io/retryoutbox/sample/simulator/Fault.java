@@ -19,7 +19,8 @@ public enum Fault {
 
 	/**
 	 * The request is processed but the connection is dropped before the answer is
-	 * complete.
+	 * complete: its status has gone out, half its body has not, so the relay records a
+	 * success on the status and never sends it again.
 	 */
 	DROPPED(false),
 
