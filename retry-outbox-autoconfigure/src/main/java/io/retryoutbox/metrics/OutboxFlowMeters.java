@@ -17,6 +17,12 @@ import io.retryoutbox.relay.OutboxRelay;
  * across instances by state ({@code sum by (state)}), and an alert is a plain comparison
  * ({@code retry_outbox_flow_state{state="PAUSED"} == 1}), as with the phase of a
  * Kubernetes pod.
+ * <p>
+ * Beside them, {@code retry.outbox.relay.running} says whether the relay delivers at all:
+ * 1 while it polls (or waits for its start delay) and its last poll succeeded, 0 while it
+ * is stopped, stopped polling unexpectedly, or its last poll failed (its database cannot
+ * be read). Only an instance that runs a relay has it, so an enqueue-only instance raises
+ * no alert.
  */
 public final class OutboxFlowMeters implements MeterBinder {
 
@@ -32,6 +38,10 @@ public final class OutboxFlowMeters implements MeterBinder {
 
 	@Override
 	public void bindTo(MeterRegistry registry) {
+		Gauge.builder("retry.outbox.relay.running", this.relay, (relay) -> delivers(relay) ? 1 : 0)
+			.description("Whether the relay of this instance polls and its last poll succeeded (1) or not (0): "
+					+ "stopped, stopped polling unexpectedly, or its last poll failed")
+			.register(registry);
 		for (String destination : this.relay.getDestinations()) {
 			Gauge.builder("retry.outbox.flow.limit", this.relay, (relay) -> relay.getFlowLimit(destination))
 				.description("How many requests to the destination may be in flight on this instance")
@@ -52,6 +62,12 @@ public final class OutboxFlowMeters implements MeterBinder {
 					.register(registry);
 			}
 		}
+	}
+
+	private static boolean delivers(OutboxRelay relay) {
+		OutboxRelay.State state = relay.getState();
+		return (state == OutboxRelay.State.RUNNING || state == OutboxRelay.State.STARTING)
+				&& relay.getLastPollError() == null;
 	}
 
 }

@@ -12,6 +12,7 @@ import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.metrics.autoconfigure.OutboxMetricsAutoConfiguration;
 import io.retryoutbox.metrics.autoconfigure.OutboxObservationAutoConfiguration;
+import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
@@ -28,6 +29,7 @@ import org.springframework.boot.micrometer.observation.autoconfigure.Observation
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -139,6 +141,45 @@ class OutboxMetricsTests {
 							registry.get("retry.outbox.flow.in.flight").tag("destination", "payments").gauge().value())
 						.isZero());
 			});
+	}
+
+	@Test
+	void describesTheTimersOfTheObservationsSoThatAScrapeCarriesTheirHelpText() {
+		runner().run((context) -> {
+			awaitStatus(context, send(context, "/ok"), "DELIVERED");
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			await().atMost(Duration.ofSeconds(10)).ignoreException(MeterNotFoundException.class).untilAsserted(() -> {
+				assertThat(registry.get("retry.outbox.attempts").timer().getId().getDescription())
+					.startsWith("Delivery attempts");
+				assertThat(registry.get("retry.outbox.attempts.active").longTaskTimer().getId().getDescription())
+					.isEqualTo("Delivery attempts under way");
+				assertThat(registry.get("retry.outbox.enqueue").timer().getId().getDescription())
+					.startsWith("Recording of messages");
+				assertThat(registry.get("retry.outbox.enqueue.active").longTaskTimer().getId().getDescription())
+					.isEqualTo("Recordings of messages under way");
+			});
+			assertThat(context.getBean(PrometheusMeterRegistry.class).scrape())
+				.contains("# HELP retry_outbox_attempts_seconds Delivery attempts")
+				.contains("# HELP retry_outbox_enqueue_seconds Recording of messages");
+		});
+	}
+
+	@Test
+	void showsWhetherTheRelayPollsAndItsLastPollSucceeded() {
+		runner().run((context) -> {
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(registry.get("retry.outbox.relay.running").gauge().value()).isOne());
+			JdbcClient jdbc = OutboxContexts.jdbc(context);
+			jdbc.sql("ALTER TABLE retry_outbox_message RENAME TO retry_outbox_message_away").update();
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(registry.get("retry.outbox.relay.running").gauge().value()).isZero());
+			jdbc.sql("ALTER TABLE retry_outbox_message_away RENAME TO retry_outbox_message").update();
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(registry.get("retry.outbox.relay.running").gauge().value()).isOne());
+			context.getBean(OutboxRelay.class).stop();
+			assertThat(registry.get("retry.outbox.relay.running").gauge().value()).isZero();
+		});
 	}
 
 	@Test

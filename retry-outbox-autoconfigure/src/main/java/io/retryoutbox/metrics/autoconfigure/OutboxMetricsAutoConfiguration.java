@@ -5,6 +5,7 @@ import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
 import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.metrics.OutboxFlowMeters;
 import io.retryoutbox.metrics.OutboxGauges;
+import io.retryoutbox.metrics.OutboxMeterDescriptions;
 import io.retryoutbox.metrics.OutboxMeters;
 import io.retryoutbox.relay.OutboxRelay;
 
@@ -18,8 +19,8 @@ import org.springframework.context.annotation.Bean;
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
  * Auto-configuration} of the retry-outbox meters: the enqueue counter, the delivery
- * latency and the gauges. Without a {@link MeterRegistry} there are none, and nothing
- * fails.
+ * latency and the gauges, and the descriptions of the observations' timers. Without a
+ * {@link MeterRegistry} there are none, and nothing fails.
  */
 @AutoConfiguration(after = RetryOutboxAutoConfiguration.class,
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -33,6 +34,12 @@ public final class OutboxMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	OutboxMeters retryOutboxMeters(MeterRegistry registry) {
 		return new OutboxMeters(registry);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	OutboxMeterDescriptions retryOutboxMeterDescriptions() {
+		return new OutboxMeterDescriptions();
 	}
 
 	@Bean
