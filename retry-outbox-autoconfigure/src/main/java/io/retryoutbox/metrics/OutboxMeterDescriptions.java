@@ -7,12 +7,13 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.config.MeterFilter;
 
 /**
- * Gives the timers that Micrometer's observation handler makes of the enqueue and attempt
- * observations their descriptions, so that exporters that publish one, such as
- * Prometheus's {@code HELP} line, have a text for them too. The handler registers them
- * without a description, and the first meter registered under a name sets the description
- * for the whole name in Prometheus, so it is set on every meter of the name, as the
- * registry maps its id; a description given elsewhere is kept.
+ * Micrometer's observation handler registers the timers of the enqueue and attempt
+ * observations without a description; this filter gives them one, so that exporters that
+ * publish it, such as Prometheus's {@code HELP} line, have a text for them too. A filter
+ * rather than registering each timer up front with a description: it applies to every tag
+ * combination as the registry creates it, whichever is first, and Prometheus takes the
+ * help text of a name from the first meter registered under it. A description given
+ * elsewhere is kept.
  */
 public final class OutboxMeterDescriptions implements MeterFilter {
 

@@ -113,6 +113,7 @@ class MonitoringHttpTests {
 
 		Path monitoring = monitoringDirectory();
 		JsonNode dashboard = JsonMapper.shared().readTree(monitoring.resolve("retry-outbox-dashboard.json").toFile());
+		assertImportable(dashboard);
 		Map<String, Set<String>> used = new TreeMap<>();
 		used.put("retry-outbox-dashboard.json", metricNames(strings(dashboard)));
 		for (String rules : List.of("retry-outbox-alerts.yml", "retry-outbox-alerts.test.yml")) {
@@ -221,6 +222,22 @@ class MonitoringHttpTests {
 		assertThat(start).as("README section %s", heading).isNotNegative();
 		int end = readme.indexOf("\n### ", start + heading.length() + 1);
 		return readme.substring(start, (end != -1) ? end : readme.length());
+	}
+
+	/**
+	 * Panels with ids of their own, whose queries go to the data source the user picks.
+	 */
+	private static void assertImportable(JsonNode dashboard) {
+		assertThat(dashboard.at("/templating/list/0/type").asString()).isEqualTo("datasource");
+		List<Integer> ids = new ArrayList<>();
+		dashboard.at("/panels").forEach((panel) -> {
+			ids.add(panel.at("/id").asInt());
+			panel.at("/targets")
+				.forEach((target) -> assertThat(target.at("/datasource/uid").asString())
+					.as("data source of panel %s", panel.at("/title").asString())
+					.isEqualTo("${datasource}"));
+		});
+		assertThat(ids).as("panel ids").doesNotHaveDuplicates();
 	}
 
 	/**
