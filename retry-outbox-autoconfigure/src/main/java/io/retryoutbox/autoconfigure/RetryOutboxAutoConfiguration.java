@@ -62,7 +62,8 @@ import org.springframework.web.reactive.function.client.WebClient;
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
  * Auto-configuration} for retry-outbox: the {@link Outbox}, its table, the
- * {@link RetryPolicy} and the relay.
+ * {@link RetryPolicy}, the relay, and the {@link DirectRetries} that apply the policy to
+ * calls made outside the outbox.
  */
 @AutoConfiguration(
 		after = { DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class, WebClientAutoConfiguration.class },

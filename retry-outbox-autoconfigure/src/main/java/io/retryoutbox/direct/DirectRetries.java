@@ -23,7 +23,7 @@ import org.springframework.util.Assert;
  * Retry in one layer only: never wrap relay traffic in another retry, and never retry a
  * direct call again around these.
  */
-public class DirectRetries implements SmartLifecycle {
+public final class DirectRetries implements SmartLifecycle {
 
 	private final RetryPolicy policy;
 
