@@ -96,8 +96,8 @@ public final class DirectRetries implements SmartLifecycle {
 	}
 
 	/**
-	 * Stops first, before the web server waits for its requests in flight and before the
-	 * relay, so that no retry delay holds up a graceful shutdown.
+	 * Stops in the first phase, with the relay and before the web server waits for its
+	 * requests in flight, so that no retry delay holds up a graceful shutdown.
 	 */
 	@Override
 	public int getPhase() {
