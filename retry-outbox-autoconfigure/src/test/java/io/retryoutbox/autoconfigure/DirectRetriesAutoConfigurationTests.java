@@ -1,6 +1,7 @@
 package io.retryoutbox.autoconfigure;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 
 import io.retryoutbox.RetryDecision;
 import io.retryoutbox.RetryPolicy;
@@ -20,6 +21,7 @@ import org.springframework.web.reactive.function.client.WebClientResponseExcepti
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Tests for the {@link DirectRetries} that {@link RetryOutboxAutoConfiguration} provides.
@@ -64,6 +66,23 @@ class DirectRetriesAutoConfigurationTests {
 			assertThatExceptionOfType(WebClientResponseException.ServiceUnavailable.class).isThrownBy(
 					() -> client.post().uri("/charges").retrieve().toBodilessEntity().block(Duration.ofSeconds(10)));
 			assertThat(this.destination.dispatcher().requests()).hasSize(1);
+		});
+	}
+
+	@Test
+	void endsTheWaitsOfDirectCallsWhenTheContextCloses() {
+		this.destination.dispatcher()
+			.answer("/charges", new MockResponse.Builder().code(503).addHeader("Retry-After", "300").build());
+		this.runner.run((context) -> {
+			CompletableFuture<?> call = client(context.getBean(DirectRetries.class)).post()
+				.uri("/charges")
+				.retrieve()
+				.toBodilessEntity()
+				.toFuture();
+			await().atMost(Duration.ofSeconds(10)).until(() -> this.destination.dispatcher().requests().size() == 1);
+			context.close();
+			await().atMost(Duration.ofSeconds(5)).until(call::isDone);
+			assertThat(call).isCompletedExceptionally();
 		});
 	}
 
