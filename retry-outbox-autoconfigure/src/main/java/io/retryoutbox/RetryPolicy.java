@@ -13,6 +13,8 @@ package io.retryoutbox;
  * Declare a bean of this type to replace the default policy.
  *
  * @see io.retryoutbox.retry.DefaultRetryPolicy
+ * @see io.retryoutbox.direct.DirectRetries the same policy for calls made outside the
+ * outbox
  */
 @FunctionalInterface
 public interface RetryPolicy {

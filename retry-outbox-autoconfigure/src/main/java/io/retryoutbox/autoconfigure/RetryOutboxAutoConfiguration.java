@@ -12,6 +12,7 @@ import javax.sql.DataSource;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.RelayWebClientCustomizer;
 import io.retryoutbox.RetryPolicy;
+import io.retryoutbox.direct.DirectRetries;
 import io.retryoutbox.message.EnqueueObserver;
 import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.jdbc.OutboxSchemaInitializer;
@@ -61,7 +62,8 @@ import org.springframework.web.reactive.function.client.WebClient;
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
  * Auto-configuration} for retry-outbox: the {@link Outbox}, its table, the
- * {@link RetryPolicy} and the relay.
+ * {@link RetryPolicy}, the relay, and the {@link DirectRetries} that apply the policy to
+ * calls made outside the outbox.
  */
 @AutoConfiguration(
 		after = { DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class, WebClientAutoConfiguration.class },
@@ -123,6 +125,18 @@ public final class RetryOutboxAutoConfiguration {
 	@ConditionalOnMissingBean
 	RetryPolicy retryOutboxRetryPolicy(RetryOutboxProperties properties, ObjectProvider<JsonMapper> jsonMapper) {
 		return defaultRetryPolicy(properties, jsonMapper);
+	}
+
+	// The relay's own policy, so that direct calls to a destination are classified and
+	// backed off by the same rules as its messages.
+	@Bean
+	@ConditionalOnMissingBean
+	DirectRetries retryOutboxDirectRetries(RetryPolicy retryPolicy, RetryOutboxProperties properties) {
+		Map<String, Duration> attemptTimeouts = new LinkedHashMap<>();
+		properties.getDestinations()
+			.forEach((name, destination) -> attemptTimeouts.put(name, destination.getTimeout()));
+		return new DirectRetries(retryPolicy, attemptTimeouts, properties.getIdempotencyKeyHeader(),
+				Math.toIntExact(properties.getRelay().getErrorBodyLimit().toBytes()), Clock.systemUTC());
 	}
 
 	static DefaultRetryPolicy defaultRetryPolicy(RetryOutboxProperties properties,

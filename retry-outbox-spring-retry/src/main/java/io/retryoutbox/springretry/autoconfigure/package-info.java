@@ -1,0 +1,7 @@
+/**
+ * Auto-configuration of the spring-retry adapter.
+ */
+@NullMarked
+package io.retryoutbox.springretry.autoconfigure;
+
+import org.jspecify.annotations.NullMarked;
