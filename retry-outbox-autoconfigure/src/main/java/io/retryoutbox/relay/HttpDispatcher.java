@@ -83,9 +83,8 @@ final class HttpDispatcher {
 				if (message.contentType() != null) {
 					headers.set(HttpHeaders.CONTENT_TYPE, message.contentType());
 				}
-				// The signature last of all, per attempt: its timestamp is this
-				// attempt's,
-				// and it signs the very bytes sent below.
+				// The signature last of all, built per attempt: its timestamp is this
+				// attempt's, and it signs the very bytes sent below.
 				destination.signer().sign(headers, message.id().toString(), Instant.now().getEpochSecond(), body);
 			});
 		WebClient.RequestHeadersSpec<?> spec = (message.body() != null) ? request.bodyValue(body) : request;

@@ -35,7 +35,7 @@ public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String
 		if (signer.isSigning()) {
 			for (String name : headers.keySet()) {
 				Assert.isTrue(WebhookSigner.HEADERS.stream().noneMatch(name::equalsIgnoreCase), () -> "headers." + name
-						+ " must not be set with signing.secrets: the relay sets it to sign " + "each request");
+						+ " must not be set with signing.secrets: the relay sets it to sign each request");
 			}
 		}
 	}
