@@ -75,6 +75,28 @@ class OutboxEnqueueValidationTests {
 	}
 
 	@ParameterizedTest
+	@ValueSource(strings = { "Webhook-Signature", "webhook-id", "WEBHOOK-TIMESTAMP" })
+	void refusesASignatureHeaderInAnyCaseOnADestinationThatSigns(String name) {
+		this.runner = this.runner.withPropertyValues(
+				"retry-outbox.destinations.payments.signing.secrets=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+		assertRefused(OutboxRequest.post("payments", "/x").header(name, "v1,forged").build(),
+				"Header '" + name + "' is set by the relay to sign the requests of destination 'payments' "
+						+ "(retry-outbox.destinations.payments.signing.secrets)");
+	}
+
+	@Test
+	void acceptsSignatureHeadersOnADestinationThatDoesNotSign() {
+		this.runner.run((context) -> {
+			sendInTransaction(context,
+					OutboxRequest.post("payments", "/x")
+						.header("webhook-id", "msg_1")
+						.header("webhook-signature", "v1,signed-upstream")
+						.build());
+			assertThat(OutboxContexts.count(context)).isEqualTo(1);
+		});
+	}
+
+	@ParameterizedTest
 	@ValueSource(strings = { "Host", "host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
 			"Upgrade", "TE", "Trailer", "Proxy-Authorization", "proxy-connection" })
 	void refusesAHeaderThatBelongsToTheConnection(String name) {

@@ -3,6 +3,8 @@ package io.retryoutbox.autoconfigure;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -23,14 +25,17 @@ import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.message.OutboxRepair;
 import io.retryoutbox.relay.AttemptObserver;
 import io.retryoutbox.relay.DestinationPauses;
+import io.retryoutbox.relay.InvalidSigningSecretException;
 import io.retryoutbox.relay.OnDead;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.relay.PauseStore;
 import io.retryoutbox.relay.RelayDestination;
+import io.retryoutbox.relay.WebhookSigner;
 import io.retryoutbox.retry.DefaultRetryPolicy;
 import io.retryoutbox.retry.InvalidRetrySettingException;
 import io.retryoutbox.retry.RetrySettings;
+import io.retryoutbox.support.SecretValues;
 import org.flywaydb.core.Flyway;
 import org.postgresql.PGConnection;
 import reactor.netty.http.client.HttpClient;
@@ -175,9 +180,15 @@ public final class RetryOutboxAutoConfiguration {
 		Map<String, RelayDestination> destinations = destinations(properties);
 		Map<String, Set<String>> configuredHeaders = new LinkedHashMap<>();
 		destinations.forEach((name, destination) -> configuredHeaders.put(name, destination.headers().keySet()));
+		Set<String> signedDestinations = new LinkedHashSet<>();
+		destinations.forEach((name, destination) -> {
+			if (destination.signer().isSigning()) {
+				signedDestinations.add(name);
+			}
+		});
 		JdbcOutboxComponents.EnqueueSettings settings = new JdbcOutboxComponents.EnqueueSettings(destinations.keySet(),
 				properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(), properties.isRequireTransaction(),
-				configuredHeaders);
+				configuredHeaders, signedDestinations);
 		return jdbc.outbox(settings, () -> {
 			relay.ifAvailable(OutboxRelay::wakeUp);
 			notifier.ifAvailable(PostgresNotifier::requestNotify);
@@ -206,6 +217,8 @@ public final class RetryOutboxAutoConfiguration {
 			if (destination.getBaseUrl() == null) {
 				throw new IllegalStateException("retry-outbox.destinations." + name + ".base-url must be set");
 			}
+			WebhookSigner signer = signer("retry-outbox.destinations." + name + ".signing.secrets",
+					destination.getSigning().getSecrets());
 			try {
 				OnDead onDead = (destination.getOrdering().getOnDead() != null) ? destination.getOrdering().getOnDead()
 						: properties.getOrdering().getOnDead();
@@ -215,11 +228,13 @@ public final class RetryOutboxAutoConfiguration {
 						destination.getRetry(),
 						retrySettings("retry-outbox.retry", properties.getRetry(), RetrySettings.DEFAULTS))
 					.retryAfterMax();
-				destinations.put(name, new RelayDestination(destination.getBaseUrl(), destination.getTimeout(),
-						destination.getHeaders(), onDead,
-						new RelayDestination.Flow(flow.isAdaptive(), flow.getMaxConcurrency(),
-								(flow.getMaxRate() != null) ? flow.getMaxRate() : Double.POSITIVE_INFINITY,
-								flow.isPauseOnRetryAfter(), maxPause, flow.getCircuit().getFailureThreshold())));
+				destinations.put(name,
+						new RelayDestination(destination.getBaseUrl(), destination.getTimeout(),
+								destination.getHeaders(), onDead,
+								new RelayDestination.Flow(flow.isAdaptive(), flow.getMaxConcurrency(),
+										(flow.getMaxRate() != null) ? flow.getMaxRate() : Double.POSITIVE_INFINITY,
+										flow.isPauseOnRetryAfter(), maxPause, flow.getCircuit().getFailureThreshold()),
+								signer));
 			}
 			catch (IllegalArgumentException ex) {
 				throw new IllegalStateException("Invalid retry-outbox.destinations." + name + ": " + ex.getMessage(),
@@ -227,6 +242,20 @@ public final class RetryOutboxAutoConfiguration {
 			}
 		});
 		return destinations;
+	}
+
+	/**
+	 * The signer of the secrets bound under {@code property}; a refused secret is named
+	 * by its property and index, and its value is never shown.
+	 */
+	private static WebhookSigner signer(String property, List<String> secrets) {
+		try {
+			return WebhookSigner.of(secrets);
+		}
+		catch (InvalidSigningSecretException ex) {
+			throw new InvalidConfigurationPropertyValueException(property + "[" + ex.getIndex() + "]",
+					SecretValues.MASK, ex.getReason());
+		}
 	}
 
 	private static JsonMapper defaultJsonMapper() {

@@ -3,6 +3,7 @@ package io.retryoutbox.autoconfigure;
 import java.net.URI;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -598,6 +599,12 @@ public class RetryOutboxProperties {
 
 		private final Flow flow = new Flow();
 
+		private final Signing signing = new Signing();
+
+		public Signing getSigning() {
+			return this.signing;
+		}
+
 		public OrderingOverrides getOrdering() {
 			return this.ordering;
 		}
@@ -632,6 +639,28 @@ public class RetryOutboxProperties {
 
 		public Retry getRetry() {
 			return this.retry;
+		}
+
+	}
+
+	/**
+	 * Standard Webhooks signing of one destination's requests.
+	 */
+	public static class Signing {
+
+		/**
+		 * Secrets (whsec_ followed by the base64 of a 24 to 64 byte key) that sign every
+		 * request with webhook-id, webhook-timestamp and webhook-signature, one signature
+		 * per secret; several during a rotation, none for unsigned requests.
+		 */
+		private List<String> secrets = new ArrayList<>();
+
+		public List<String> getSecrets() {
+			return this.secrets;
+		}
+
+		public void setSecrets(List<String> secrets) {
+			this.secrets = secrets;
 		}
 
 	}

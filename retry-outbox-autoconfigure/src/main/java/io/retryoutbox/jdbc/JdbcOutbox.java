@@ -42,7 +42,7 @@ final class JdbcOutbox implements Outbox {
 			Runnable afterCommit, EnqueueObserver observer) {
 		this.keys = keys;
 		this.validator = new RequestValidator(Set.copyOf(settings.destinations()), settings.maxBodySize(),
-				settings.configuredHeaders());
+				settings.configuredHeaders(), Set.copyOf(settings.signedDestinations()));
 		this.jsonMapper = jsonMapper;
 		this.idempotencyKeyHeader = settings.idempotencyKeyHeader();
 		this.requireTransaction = settings.requireTransaction();

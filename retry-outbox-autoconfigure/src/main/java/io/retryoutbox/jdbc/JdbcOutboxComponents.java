@@ -3,6 +3,7 @@ package io.retryoutbox.jdbc;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
+import java.util.Set;
 
 import javax.sql.DataSource;
 
@@ -141,9 +142,26 @@ public final class JdbcOutboxComponents {
 	 * @param requireTransaction whether an active transaction is required
 	 * @param configuredHeaders by destination, the names of the headers its configuration
 	 * sets, which a message may not set too
+	 * @param signedDestinations the destinations whose requests the relay signs, on which
+	 * a message may not set the signature headers
 	 */
 	public record EnqueueSettings(Collection<String> destinations, DataSize maxBodySize, String idempotencyKeyHeader,
-			boolean requireTransaction, Map<String, ? extends Collection<String>> configuredHeaders) {
+			boolean requireTransaction, Map<String, ? extends Collection<String>> configuredHeaders,
+			Collection<String> signedDestinations) {
+
+		/**
+		 * Settings for destinations whose requests are not signed.
+		 * @param destinations the configured destination names
+		 * @param maxBodySize the largest body accepted
+		 * @param idempotencyKeyHeader the name of the idempotency key header
+		 * @param requireTransaction whether an active transaction is required
+		 * @param configuredHeaders by destination, the names of the headers its
+		 * configuration sets, which a message may not set too
+		 */
+		public EnqueueSettings(Collection<String> destinations, DataSize maxBodySize, String idempotencyKeyHeader,
+				boolean requireTransaction, Map<String, ? extends Collection<String>> configuredHeaders) {
+			this(destinations, maxBodySize, idempotencyKeyHeader, requireTransaction, configuredHeaders, Set.of());
+		}
 
 		/**
 		 * Settings for destinations that configure no headers.

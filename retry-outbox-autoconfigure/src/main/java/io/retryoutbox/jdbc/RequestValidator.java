@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 
 import io.retryoutbox.OutboxRequest;
+import io.retryoutbox.relay.WebhookSigner;
 import io.retryoutbox.support.HttpRequestRules;
 
 import org.springframework.util.unit.DataSize;
@@ -22,11 +23,14 @@ final class RequestValidator {
 
 	private final Map<String, Collection<String>> configuredHeaders;
 
+	private final Set<String> signedDestinations;
+
 	RequestValidator(Set<String> destinations, DataSize maxBodySize,
-			Map<String, ? extends Collection<String>> configuredHeaders) {
+			Map<String, ? extends Collection<String>> configuredHeaders, Set<String> signedDestinations) {
 		this.destinations = Set.copyOf(destinations);
 		this.maxBodySize = maxBodySize;
 		this.configuredHeaders = Collections.unmodifiableMap(configuredHeaders);
+		this.signedDestinations = Set.copyOf(signedDestinations);
 	}
 
 	void validate(OutboxRequest request) {
@@ -42,6 +46,12 @@ final class RequestValidator {
 				throw new IllegalArgumentException("Header '" + name + "' is set by the configuration of destination '"
 						+ request.destination() + "' (retry-outbox.destinations." + request.destination()
 						+ ".headers); a message must not set it too");
+			}
+			if (this.signedDestinations.contains(request.destination())
+					&& WebhookSigner.HEADERS.stream().anyMatch(name::equalsIgnoreCase)) {
+				throw new IllegalArgumentException("Header '" + name + "' is set by the relay to sign the requests of "
+						+ "destination '" + request.destination() + "' (retry-outbox.destinations."
+						+ request.destination() + ".signing.secrets); a message must not set it");
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package io.retryoutbox.relay;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 
 import io.retryoutbox.DeliveryOutcome;
@@ -70,6 +71,7 @@ final class HttpDispatcher {
 
 	private Mono<Void> exchange(ClaimedMessage message, RelayDestination destination,
 			Sinks.One<DeliveryOutcome> outcome) {
+		byte[] body = (message.body() != null) ? message.body() : EMPTY;
 		WebClient.RequestBodySpec request = this.webClient.method(HttpMethod.valueOf(message.method()))
 			.uri(destination.resolve(message.path()))
 			.headers((headers) -> {
@@ -81,8 +83,11 @@ final class HttpDispatcher {
 				if (message.contentType() != null) {
 					headers.set(HttpHeaders.CONTENT_TYPE, message.contentType());
 				}
+				// The signature last of all, built per attempt: its timestamp is this
+				// attempt's, and it signs the very bytes sent below.
+				destination.signer().sign(headers, message.id().toString(), Instant.now().getEpochSecond(), body);
 			});
-		WebClient.RequestHeadersSpec<?> spec = (message.body() != null) ? request.bodyValue(message.body()) : request;
+		WebClient.RequestHeadersSpec<?> spec = (message.body() != null) ? request.bodyValue(body) : request;
 		Duration errorBodyWait = min(ERROR_BODY_WAIT, destination.timeout().dividedBy(2));
 		return spec.exchangeToMono((response) -> read(response, outcome, errorBodyWait));
 	}

@@ -2,7 +2,10 @@ package io.retryoutbox.relay;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
+
+import io.retryoutbox.support.SecretValues;
 
 import org.springframework.util.Assert;
 import org.springframework.web.util.UriComponentsBuilder;
@@ -15,8 +18,10 @@ import org.springframework.web.util.UriComponentsBuilder;
  * @param headers headers added to every request
  * @param onDead what a dead message does to the later messages of its ordering key
  * @param flow how many requests the destination may have in flight and start per second
+ * @param signer signs every request, or {@link WebhookSigner#NONE}
  */
-public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String> headers, OnDead onDead, Flow flow) {
+public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String> headers, OnDead onDead, Flow flow,
+		WebhookSigner signer) {
 
 	public RelayDestination {
 		Assert.notNull(baseUrl, "baseUrl must not be null");
@@ -26,6 +31,36 @@ public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String
 		headers = Map.copyOf(headers);
 		Assert.notNull(onDead, "onDead must not be null");
 		Assert.notNull(flow, "flow must not be null");
+		Assert.notNull(signer, "signer must not be null");
+		if (signer.isSigning()) {
+			for (String name : headers.keySet()) {
+				Assert.isTrue(WebhookSigner.HEADERS.stream().noneMatch(name::equalsIgnoreCase), () -> "headers." + name
+						+ " must not be set with signing.secrets: the relay sets it to sign each request");
+			}
+		}
+	}
+
+	/**
+	 * Creates a destination whose requests are not signed.
+	 * @param baseUrl the base URL that message paths are appended to
+	 * @param timeout the deadline of one attempt
+	 * @param headers headers added to every request
+	 * @param onDead what a dead message does to the later messages of its ordering key
+	 * @param flow how many requests the destination may have in flight and start per
+	 * second
+	 */
+	public RelayDestination(URI baseUrl, Duration timeout, Map<String, String> headers, OnDead onDead, Flow flow) {
+		this(baseUrl, timeout, headers, onDead, flow, WebhookSigner.NONE);
+	}
+
+	// Configured header values can be credentials; the signer shows no keys.
+	@Override
+	public String toString() {
+		Map<String, String> shown = new LinkedHashMap<>();
+		this.headers
+			.forEach((name, value) -> shown.put(name, SecretValues.isSecretName(name) ? SecretValues.MASK : value));
+		return "RelayDestination[baseUrl=" + this.baseUrl + ", timeout=" + this.timeout + ", headers=" + shown
+				+ ", onDead=" + this.onDead + ", flow=" + this.flow + ", signer=" + this.signer + "]";
 	}
 
 	/**

@@ -1,7 +1,10 @@
 package io.retryoutbox.autoconfigure;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.URI;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.Map;
 
 import io.retryoutbox.DeliveryAttempt;
@@ -19,6 +22,8 @@ import io.retryoutbox.testsupport.TestDatabase;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
@@ -40,6 +45,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Tests for {@link RetryOutboxAutoConfiguration}.
  */
 class RetryOutboxAutoConfigurationTests {
+
+	private static final String SIGNING_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 	private String jdbcUrl;
 
@@ -194,6 +201,56 @@ class RetryOutboxAutoConfigurationTests {
 				.isInstanceOf(InvalidConfigurationPropertyValueException.class)
 				.hasMessageContaining("retry-outbox.destinations.payments.retry.error-code-pointers")
 				.hasMessageContaining("error.code"));
+	}
+
+	@Test
+	void bindsADestinationsSigningSecretsInTheirOrder() {
+		this.runner
+			.withPropertyValues("retry-outbox.destinations.payments.signing.secrets[0]=" + SIGNING_SECRET,
+					"retry-outbox.destinations.payments.signing.secrets[1]=whsec_"
+							+ Base64.getEncoder().encodeToString(new byte[32]),
+					"retry-outbox.destinations.orders.base-url=http://localhost:9/orders")
+			.run((context) -> {
+				RetryOutboxProperties properties = context.getBean(RetryOutboxProperties.class);
+				assertThat(properties.getDestinations().get("payments").getSigning().getSecrets()).hasSize(2)
+					.startsWith(SIGNING_SECRET);
+				Map<String, RelayDestination> destinations = RetryOutboxAutoConfiguration.destinations(properties);
+				assertThat(destinations.get("payments").signer()).hasToString("WebhookSigner[2 secrets]");
+				assertThat(destinations.get("orders").signer().isSigning()).isFalse();
+			});
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|',
+			value = { "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw | must start with 'whsec_'",
+					"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw! | must be 'whsec_' followed by base64",
+					"whsec_ | must hold a key of 24 to 64 bytes after 'whsec_', had 0" })
+	void refusesASigningSecretNamingItsPropertyWithoutShowingIt(String secret, String reason) {
+		this.runner
+			.withPropertyValues("retry-outbox.destinations.payments.signing.secrets[0]=" + SIGNING_SECRET,
+					"retry-outbox.destinations.payments.signing.secrets[1]=" + secret)
+			.run((context) -> {
+				assertThat(context).hasFailed()
+					.getFailure()
+					.rootCause()
+					.isInstanceOf(InvalidConfigurationPropertyValueException.class)
+					.hasMessageStartingWith("Property retry-outbox.destinations.payments.signing.secrets[1] with value "
+							+ "'******' is invalid: " + reason);
+				StringWriter trace = new StringWriter();
+				context.getStartupFailure().printStackTrace(new PrintWriter(trace));
+				assertThat(trace.toString()).doesNotContain("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+			});
+	}
+
+	@Test
+	void refusesAConfiguredSignatureHeaderOnADestinationThatSigns() {
+		this.runner
+			.withPropertyValues("retry-outbox.destinations.payments.signing.secrets=" + SIGNING_SECRET,
+					"retry-outbox.destinations.payments.headers.Webhook-Id=fixed")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("Invalid retry-outbox.destinations.payments: headers.Webhook-Id must not be "
+						+ "set with signing.secrets"));
 	}
 
 	@Test

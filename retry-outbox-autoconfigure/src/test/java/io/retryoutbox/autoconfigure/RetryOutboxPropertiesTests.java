@@ -1,6 +1,7 @@
 package io.retryoutbox.autoconfigure;
 
 import java.net.URI;
+import java.util.List;
 
 import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.relay.RelayDestination;
@@ -36,6 +37,20 @@ class RetryOutboxPropertiesTests {
 		properties.getDestinations().put("api", destination);
 		assertThat(RetryOutboxAutoConfiguration.destinations(properties).get("api").flow())
 			.isEqualTo(RelayDestination.Flow.DEFAULTS);
+	}
+
+	@Test
+	void aDestinationSignsNothingByDefaultAndShowsNoSecretWhenItDoes() {
+		RetryOutboxProperties properties = new RetryOutboxProperties();
+		RetryOutboxProperties.Destination destination = new RetryOutboxProperties.Destination();
+		destination.setBaseUrl(URI.create("http://localhost:9"));
+		properties.getDestinations().put("api", destination);
+		assertThat(destination.getSigning().getSecrets()).isEmpty();
+		assertThat(RetryOutboxAutoConfiguration.destinations(properties).get("api").signer().isSigning()).isFalse();
+		destination.getSigning().setSecrets(List.of("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"));
+		assertThat(List.of(destination.toString(), destination.getSigning().toString(),
+				RetryOutboxAutoConfiguration.destinations(properties).toString()))
+			.noneMatch((shown) -> shown.contains("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"));
 	}
 
 	@Test
