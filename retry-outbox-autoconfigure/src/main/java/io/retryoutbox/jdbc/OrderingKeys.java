@@ -167,8 +167,11 @@ final class OrderingKeys {
 					WHERE k.ordering_key = ANY (?::text[]) AND k.unfinished > 0
 						AND NOT EXISTS (SELECT 1 FROM {message} h
 							WHERE h.ordering_key = k.ordering_key AND h.is_head AND h.holds_key))
-				RETURNING m.id)
-			DELETE FROM {key} WHERE ordering_key = ANY (?::text[]) AND unfinished <= 0
+				RETURNING m.id
+			), forgotten AS (
+				DELETE FROM {key} WHERE ordering_key = ANY (?::text[]) AND unfinished <= 0
+			)
+			SELECT count(*) FROM promoted
 			""";
 
 	/**
@@ -356,17 +359,15 @@ final class OrderingKeys {
 	 * Releases the keys of messages marked releasing and promotes each key's next
 	 * message, except keys that an enqueuing transaction holds right now; those are left
 	 * for a later call.
-	 * @return the number of keys released
+	 * @return the number of keys released, and of messages that became their key's head
 	 */
-	int releaseKeys() {
-		Integer released = this.transactions.execute((status) -> {
+	Released releaseKeys() {
+		Released released = this.transactions.execute((status) -> {
 			List<String> keys = this.jdbc.sql(this.lockReleasableKeys).query(String.class).list();
-			if (!keys.isEmpty()) {
-				release(keys.toArray(String[]::new));
-			}
-			return keys.size();
+			int promoted = keys.isEmpty() ? 0 : release(keys.toArray(String[]::new));
+			return new Released(keys.size(), promoted);
 		});
-		return (released != null) ? released : 0;
+		return (released != null) ? released : new Released(0, 0);
 	}
 
 	/**
@@ -431,9 +432,20 @@ final class OrderingKeys {
 	 * promoted unless the key still has a holding head, and keys with nothing unfinished
 	 * are forgotten.
 	 */
-	private void release(String[] keys) {
+	private int release(String[] keys) {
 		this.jdbc.sql(this.release).param(keys).update();
-		this.jdbc.sql(this.promote).params(keys, keys).update();
+		return this.jdbc.sql(this.promote).params(keys, keys).query(Integer.class).single();
+	}
+
+	/**
+	 * What a release did.
+	 *
+	 * @param keys the number of keys released
+	 * @param promoted the number of messages that became their key's head, and may be
+	 * claimed now
+	 */
+	record Released(int keys, int promoted) {
+
 	}
 
 	private static Object nullable(@Nullable Object value) {

@@ -422,17 +422,21 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			sendHandedOver();
 			List<Outcome> outcomes = drainCompleted();
 			boolean releaseKeys = recovered || outcomes.stream().anyMatch(Outcome::releasesKey);
-			// Only when something may be due: a poll that only writes outcomes or sends
-			// what direct dispatch handed over would claim nothing.
+			// Only when something may be due, else only if a released key got a new
+			// head: a poll that writes outcomes or sends what direct dispatch handed
+			// over would claim nothing.
 			boolean claim = this.running
-					&& (this.claimWanted.getAndSet(false) || releaseKeys || !this.backlogged.isEmpty());
-			Map<String, Integer> limits = claim ? claimLimits() : Map.of();
-			if (claim && limits.isEmpty()) {
+					&& (this.claimWanted.getAndSet(false) || recovered || !this.backlogged.isEmpty());
+			boolean mayClaim = claim || (this.running && releaseKeys);
+			Map<String, Integer> limits = mayClaim ? claimLimits() : Map.of();
+			if (mayClaim && limits.isEmpty()) {
+				// No slot or permit free now: the poll a completion brings claims.
 				this.claimWanted.set(true);
 			}
 			OutboxStore.Round round;
 			try {
-				round = this.store.round(this.owner, outcomes, releaseKeys, limits, this.settings.leaseTimeout());
+				round = this.store.round(this.owner, outcomes, releaseKeys, limits, !claim,
+						this.settings.leaseTimeout());
 			}
 			catch (RuntimeException ex) {
 				this.completed.addAll(outcomes);
@@ -526,6 +530,11 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			if (limit > 0) {
 				limits.put(flow.getKey(), limit);
 				free -= limit;
+			}
+			else if (flow.getValue().state() != DestinationState.PAUSED) {
+				// It may have due messages that wait for a slot or permit: claim for it
+				// at the next poll, which its next completion brings.
+				this.backlogged.add(flow.getKey());
 			}
 		}
 		return limits;
