@@ -560,7 +560,11 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		for (String destination : this.backlogged) {
 			long wait = this.flows.get(destination).untilRatePermits().toNanos();
 			if (wait == 0) {
-				moreWork |= full.contains(destination);
+				// Also one this poll could not claim for that may send now: its permit or
+				// token came after the claim limits were taken, and no completion may
+				// follow to bring the next poll.
+				moreWork |= full.contains(destination)
+						|| (!limits.containsKey(destination) && this.flows.get(destination).available() > 0);
 			}
 			else {
 				rateWait = Math.min(rateWait, wait);
