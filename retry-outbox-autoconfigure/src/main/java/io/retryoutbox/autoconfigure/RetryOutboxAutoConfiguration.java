@@ -25,6 +25,7 @@ import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.message.OutboxRepair;
 import io.retryoutbox.relay.AttemptObserver;
 import io.retryoutbox.relay.DestinationPauses;
+import io.retryoutbox.relay.DirectDispatch;
 import io.retryoutbox.relay.InvalidSigningSecretException;
 import io.retryoutbox.relay.OnDead;
 import io.retryoutbox.relay.OutboxRelay;
@@ -189,10 +190,11 @@ public final class RetryOutboxAutoConfiguration {
 		JdbcOutboxComponents.EnqueueSettings settings = new JdbcOutboxComponents.EnqueueSettings(destinations.keySet(),
 				properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(), properties.isRequireTransaction(),
 				configuredHeaders, signedDestinations);
+		DirectDispatch direct = properties.getRelay().isDirectDispatch() ? relay.getIfAvailable() : null;
 		return jdbc.outbox(settings, () -> {
 			relay.ifAvailable(OutboxRelay::wakeUp);
 			notifier.ifAvailable(PostgresNotifier::requestNotify);
-		}, EnqueueObserver.of(enqueueObservers.orderedStream().toList()));
+		}, EnqueueObserver.of(enqueueObservers.orderedStream().toList()), () -> direct);
 	}
 
 	/**

@@ -300,6 +300,21 @@ public class RetryOutboxProperties {
 		@DurationUnit(ChronoUnit.MILLIS)
 		private Duration notifyMinInterval = Duration.ofMillis(10);
 
+		/**
+		 * Whether a message enqueued while this instance's relay has a free slot for its
+		 * destination is inserted leased to that relay and sent as soon as its
+		 * transaction commits, without being claimed.
+		 */
+		private boolean directDispatch = true;
+
+		public boolean isDirectDispatch() {
+			return this.directDispatch;
+		}
+
+		public void setDirectDispatch(boolean directDispatch) {
+			this.directDispatch = directDispatch;
+		}
+
 		public Duration getNotifyMinInterval() {
 			return this.notifyMinInterval;
 		}

@@ -1,15 +1,21 @@
 package io.retryoutbox.jdbc;
 
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest.Body;
 import io.retryoutbox.OutboxRequest;
+import io.retryoutbox.message.ClaimedMessage;
 import io.retryoutbox.message.EnqueueObserver;
+import io.retryoutbox.relay.DirectDispatch;
 import io.retryoutbox.support.HttpRequestRules;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
@@ -38,8 +44,15 @@ final class JdbcOutbox implements Outbox {
 
 	private final EnqueueObserver observer;
 
+	private final Supplier<@Nullable DirectDispatch> directDispatch;
+
 	JdbcOutbox(OrderingKeys keys, JdbcOutboxComponents.EnqueueSettings settings, JsonMapper jsonMapper,
 			Runnable afterCommit, EnqueueObserver observer) {
+		this(keys, settings, jsonMapper, afterCommit, observer, () -> null);
+	}
+
+	JdbcOutbox(OrderingKeys keys, JdbcOutboxComponents.EnqueueSettings settings, JsonMapper jsonMapper,
+			Runnable afterCommit, EnqueueObserver observer, Supplier<@Nullable DirectDispatch> directDispatch) {
 		this.keys = keys;
 		this.validator = new RequestValidator(Set.copyOf(settings.destinations()), settings.maxBodySize(),
 				settings.configuredHeaders(), Set.copyOf(settings.signedDestinations()));
@@ -48,6 +61,7 @@ final class JdbcOutbox implements Outbox {
 		this.requireTransaction = settings.requireTransaction();
 		this.afterCommit = afterCommit;
 		this.observer = observer;
+		this.directDispatch = directDispatch;
 	}
 
 	@Override
@@ -67,13 +81,54 @@ final class JdbcOutbox implements Outbox {
 		Map<String, List<String>> headers = new LinkedHashMap<>(request.headers());
 		String idempotencyKey = idempotencyKey(headers, id);
 		String headersJson = this.jsonMapper.writeValueAsString(headers);
-		this.observer.observe(id, request,
-				(trace) -> this.keys.insert(new NewMessage(id, request.destination(), request.method().name(),
-						HttpRequestRules.normalizePath(request.path()), headersJson, body, contentType(request.body()),
-						request.orderingKey(), idempotencyKey, trace.get(EnqueueObserver.TRACEPARENT),
-						trace.get(EnqueueObserver.TRACESTATE))));
-		wakeAfterCommit(inTransaction);
+		String path = HttpRequestRules.normalizePath(request.path());
+		String contentType = contentType(request.body());
+		DirectDispatch dispatch = this.directDispatch.get();
+		String owner = (dispatch != null) ? dispatch.reserve(request.destination()) : null;
+		if (dispatch == null || owner == null) {
+			this.observer.observe(id, request,
+					(trace) -> this.keys.insert(new NewMessage(id, request.destination(), request.method().name(), path,
+							headersJson, body, contentType, request.orderingKey(), idempotencyKey,
+							trace.get(EnqueueObserver.TRACEPARENT), trace.get(EnqueueObserver.TRACESTATE))));
+			afterCommit(inTransaction, null, dispatch);
+			return id;
+		}
+		AtomicReference<@Nullable ClaimedMessage> leased = new AtomicReference<>();
+		try {
+			this.observer.observe(id, request, (trace) -> {
+				Instant createdAt = this.keys.insertLeased(
+						new NewMessage(id, request.destination(), request.method().name(), path, headersJson, body,
+								contentType, request.orderingKey(), idempotencyKey,
+								trace.get(EnqueueObserver.TRACEPARENT), trace.get(EnqueueObserver.TRACESTATE)),
+						owner, dispatch.leaseTimeout());
+				if (createdAt != null) {
+					leased.set(new ClaimedMessage(id, request.destination(), request.method().name(), path,
+							Map.copyOf(headers), body, contentType, request.orderingKey(), idempotencyKey, 1, createdAt,
+							traceContext(trace)));
+				}
+			});
+		}
+		catch (RuntimeException ex) {
+			dispatch.cancel();
+			throw ex;
+		}
+		ClaimedMessage message = leased.get();
+		if (message == null) {
+			dispatch.cancel();
+		}
+		afterCommit(inTransaction, message, dispatch);
 		return id;
+	}
+
+	private static Map<String, String> traceContext(Map<String, String> trace) {
+		Map<String, String> context = new LinkedHashMap<>();
+		for (String field : List.of(EnqueueObserver.TRACEPARENT, EnqueueObserver.TRACESTATE)) {
+			String value = trace.get(field);
+			if (value != null) {
+				context.put(field, value);
+			}
+		}
+		return context;
 	}
 
 	private byte @Nullable [] serialize(@Nullable Body body) {
@@ -107,25 +162,86 @@ final class JdbcOutbox implements Outbox {
 		return id.toString();
 	}
 
-	private void wakeAfterCommit(boolean inTransaction) {
+	/**
+	 * Once the enqueuing transaction commits: hands the messages inserted leased over to
+	 * the relay, and wakes the relays (this one and, through the notifier, the others) if
+	 * any message was inserted pending. Without a transaction the insert has committed
+	 * already.
+	 */
+	private void afterCommit(boolean inTransaction, @Nullable ClaimedMessage leased,
+			@Nullable DirectDispatch dispatch) {
 		if (!inTransaction || !TransactionSynchronizationManager.isSynchronizationActive()) {
-			this.afterCommit.run();
+			if (leased != null && dispatch != null) {
+				dispatch.handOver(leased);
+			}
+			else {
+				this.afterCommit.run();
+			}
 			return;
 		}
-		WakeAfterCommit wake = new WakeAfterCommit(this.afterCommit);
-		if (!TransactionSynchronizationManager.getSynchronizations().contains(wake)) {
-			TransactionSynchronizationManager.registerSynchronization(wake);
+		enqueued(dispatch).add(leased);
+	}
+
+	// Looked up among the transaction's own synchronizations, not bound as a resource:
+	// those are suspended with their transaction, so a REQUIRES_NEW one inside it keeps
+	// its messages apart.
+	private Enqueued enqueued(@Nullable DirectDispatch dispatch) {
+		for (TransactionSynchronization synchronization : TransactionSynchronizationManager.getSynchronizations()) {
+			if (synchronization instanceof Enqueued enqueued && enqueued.outbox == this) {
+				return enqueued;
+			}
 		}
+		Enqueued enqueued = new Enqueued(this, dispatch);
+		TransactionSynchronizationManager.registerSynchronization(enqueued);
+		return enqueued;
 	}
 
 	/**
-	 * Wakes the relay once per committed transaction, however many requests it enqueued.
+	 * What one transaction enqueued through this outbox: the messages inserted leased and
+	 * whether any was inserted pending.
 	 */
-	private record WakeAfterCommit(Runnable action) implements TransactionSynchronization {
+	private static final class Enqueued implements TransactionSynchronization {
+
+		private final JdbcOutbox outbox;
+
+		private final @Nullable DirectDispatch dispatch;
+
+		private final List<ClaimedMessage> leased = new ArrayList<>();
+
+		private boolean pending;
+
+		Enqueued(JdbcOutbox outbox, @Nullable DirectDispatch dispatch) {
+			this.outbox = outbox;
+			this.dispatch = dispatch;
+		}
+
+		void add(@Nullable ClaimedMessage message) {
+			if (message != null) {
+				this.leased.add(message);
+			}
+			else {
+				this.pending = true;
+			}
+		}
 
 		@Override
 		public void afterCommit() {
-			this.action.run();
+			if (this.dispatch != null) {
+				this.leased.forEach(this.dispatch::handOver);
+				this.leased.clear();
+			}
+			if (this.pending) {
+				this.outbox.afterCommit.run();
+			}
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			// Rolled back (or unknown): the slots go back; a leased row that did commit
+			// is taken over once its lease expires.
+			if (this.dispatch != null) {
+				this.leased.forEach((message) -> this.dispatch.cancel());
+			}
 		}
 
 	}

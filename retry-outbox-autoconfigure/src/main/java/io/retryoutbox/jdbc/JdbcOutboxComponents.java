@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -11,9 +12,11 @@ import io.retryoutbox.Outbox;
 import io.retryoutbox.message.EnqueueObserver;
 import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.message.OutboxRepair;
+import io.retryoutbox.relay.DirectDispatch;
 import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.relay.PauseStore;
 import io.retryoutbox.retention.OutboxRetention;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.util.unit.DataSize;
@@ -87,6 +90,22 @@ public final class JdbcOutboxComponents {
 	 */
 	public Outbox outbox(EnqueueSettings settings, Runnable afterCommit, EnqueueObserver observer) {
 		return new JdbcOutbox(this.keys, settings, this.jsonMapper, afterCommit, observer);
+	}
+
+	/**
+	 * An outbox that enqueues in the caller's transaction and, where the relay has a free
+	 * slot, inserts a message leased to it and hands it over after the commit.
+	 * @param settings what requests are accepted and how they are keyed
+	 * @param afterCommit run after a transaction that enqueued a message pending commits,
+	 * e.g. to wake the relays
+	 * @param observer watches each enqueue, e.g. to store the trace context
+	 * @param directDispatch the relay that takes messages directly, or {@code null} while
+	 * there is none
+	 * @return the outbox
+	 */
+	public Outbox outbox(EnqueueSettings settings, Runnable afterCommit, EnqueueObserver observer,
+			Supplier<@Nullable DirectDispatch> directDispatch) {
+		return new JdbcOutbox(this.keys, settings, this.jsonMapper, afterCommit, observer, directDispatch);
 	}
 
 	/**

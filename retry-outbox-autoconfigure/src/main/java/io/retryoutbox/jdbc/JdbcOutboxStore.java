@@ -128,16 +128,17 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	@Override
 	public Round round(String owner, List<Outcome> outcomes, boolean releaseKeys, Map<String, Integer> limits,
-			Duration lease) {
+			boolean claimOnlyIfPromoted, Duration lease) {
 		// A wake-up with every slot taken and nothing to write opens no transaction.
-		if (outcomes.isEmpty() && !releaseKeys && limits.isEmpty()) {
+		if (outcomes.isEmpty() && !releaseKeys && (limits.isEmpty() || claimOnlyIfPromoted)) {
 			return new Round(0, 0, List.of());
 		}
 		Round round = this.transactions.execute((status) -> {
 			int written = complete(owner, outcomes);
-			int released = releaseKeys ? this.keys.releaseKeys() : 0;
-			List<Claim> claimed = limits.isEmpty() ? List.of() : claim(owner, limits, lease);
-			return new Round(written, released, claimed);
+			OrderingKeys.Released released = releaseKeys ? this.keys.releaseKeys() : new OrderingKeys.Released(0, 0);
+			boolean claim = !limits.isEmpty() && (!claimOnlyIfPromoted || released.promoted() > 0);
+			List<Claim> claimed = claim ? claim(owner, limits, lease) : List.of();
+			return new Round(written, released.keys(), claimed);
 		});
 		Assert.state(round != null, "A round returns its result");
 		return round;
@@ -150,7 +151,7 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	@Override
 	public int releaseKeys() {
-		return this.keys.releaseKeys();
+		return this.keys.releaseKeys().keys();
 	}
 
 	@Override

@@ -1,6 +1,9 @@
 package io.retryoutbox.jdbc;
 
 import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -58,6 +61,37 @@ final class OrderingKeys {
 			INSERT INTO {message} (id, destination, method, path, headers, body, content_type, ordering_key,
 				idempotency_key, trace_parent, trace_state, is_head, holds_key)
 			SELECT ?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, k.unfinished = 1, true FROM k
+			""";
+
+	// Direct dispatch: inserted as claimed by the enqueuing instance's relay, its first
+	// attempt counted. The lease runs from the insert (clock_timestamp(), not the
+	// transaction's start), so a long business transaction cannot commit it expired.
+	private static final String INSERT_LEASED = """
+			INSERT INTO {message} (id, destination, method, path, headers, body, content_type, ordering_key,
+				idempotency_key, trace_parent, trace_state, status, attempts, last_attempt_at, lease_owner, lease_until)
+			VALUES (?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, {IN_FLIGHT}, 1, now(), ?,
+				clock_timestamp() + ? * interval '1 millisecond')
+			RETURNING created_at
+			""";
+
+	// The same for a keyed message: leased only if it heads its key, else it waits
+	// pending as INSERT_KEYED leaves it.
+	private static final String INSERT_KEYED_LEASED = """
+			WITH k AS (
+				INSERT INTO {key} AS k (ordering_key, unfinished) VALUES (?, 1)
+				ON CONFLICT (ordering_key) DO UPDATE SET unfinished = k.unfinished + 1
+				RETURNING k.unfinished)
+			INSERT INTO {message} (id, destination, method, path, headers, body, content_type, ordering_key,
+				idempotency_key, trace_parent, trace_state, is_head, holds_key, status, attempts, last_attempt_at,
+				lease_owner, lease_until)
+			SELECT ?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, k.unfinished = 1, true,
+				CASE WHEN k.unfinished = 1 THEN {IN_FLIGHT} ELSE {PENDING} END,
+				CASE WHEN k.unfinished = 1 THEN 1 ELSE 0 END,
+				CASE WHEN k.unfinished = 1 THEN now() END,
+				CASE WHEN k.unfinished = 1 THEN ?::text END,
+				CASE WHEN k.unfinished = 1 THEN clock_timestamp() + ? * interval '1 millisecond' END
+			FROM k
+			RETURNING CASE WHEN status = {IN_FLIGHT} THEN created_at END
 			""";
 
 	/**
@@ -133,8 +167,11 @@ final class OrderingKeys {
 					WHERE k.ordering_key = ANY (?::text[]) AND k.unfinished > 0
 						AND NOT EXISTS (SELECT 1 FROM {message} h
 							WHERE h.ordering_key = k.ordering_key AND h.is_head AND h.holds_key))
-				RETURNING m.id)
-			DELETE FROM {key} WHERE ordering_key = ANY (?::text[]) AND unfinished <= 0
+				RETURNING m.id
+			), forgotten AS (
+				DELETE FROM {key} WHERE ordering_key = ANY (?::text[]) AND unfinished <= 0
+			)
+			SELECT count(*) FROM promoted
 			""";
 
 	/**
@@ -207,6 +244,10 @@ final class OrderingKeys {
 
 	private final String insertKeyed;
 
+	private final String insertLeased;
+
+	private final String insertKeyedLeased;
+
 	private final String finish;
 
 	private final String lockReleasableKeys;
@@ -225,6 +266,8 @@ final class OrderingKeys {
 		this.tables = tables;
 		this.insert = Sql.render(INSERT, tables);
 		this.insertKeyed = Sql.render(INSERT_KEYED, tables);
+		this.insertLeased = Sql.render(INSERT_LEASED, tables);
+		this.insertKeyedLeased = Sql.render(INSERT_KEYED_LEASED, tables);
 		this.finish = Sql.render(FINISH, tables);
 		this.lockReleasableKeys = Sql.render(LOCK_RELEASABLE_KEYS, tables);
 		this.lockKeys = Sql.render(LOCK_KEYS, tables);
@@ -238,18 +281,45 @@ final class OrderingKeys {
 	 * one takes its key, and heads it if nothing else of the key is unfinished.
 	 */
 	void insert(NewMessage message) {
-		List<Object> params = List.of(message.id(), message.destination(), message.method(), message.path(),
-				message.headersJson(), nullable(message.body()), nullable(message.contentType()),
-				nullable(message.orderingKey()), message.idempotencyKey(), nullable(message.traceParent()),
-				nullable(message.traceState()));
+		List<Object> params = columns(message);
 		if (message.orderingKey() == null) {
 			this.jdbc.sql(this.insert).params(params).update();
 			return;
 		}
+		this.jdbc.sql(this.insertKeyed).params(keyed(message, params)).update();
+	}
+
+	/**
+	 * Inserts a message leased to {@code owner}, its first attempt counted, in the
+	 * caller's transaction, if it may be sent at once: unkeyed, or heading its key. A
+	 * keyed message that waits behind another is inserted pending instead, as
+	 * {@link #insert} does.
+	 * @return when the message was created if it was inserted leased, else {@code null}
+	 */
+	@Nullable Instant insertLeased(NewMessage message, String owner, Duration lease) {
+		List<Object> params = new ArrayList<>(columns(message));
+		params.add(owner);
+		params.add(lease.toMillis());
+		boolean keyed = message.orderingKey() != null;
+		List<OffsetDateTime> created = this.jdbc.sql(keyed ? this.insertKeyedLeased : this.insertLeased)
+			.params(keyed ? keyed(message, params) : params)
+			.query((rs, row) -> rs.getObject(1, OffsetDateTime.class))
+			.list();
+		OffsetDateTime leased = created.get(0);
+		return (leased != null) ? leased.toInstant() : null;
+	}
+
+	private static List<Object> columns(NewMessage message) {
+		return List.of(message.id(), message.destination(), message.method(), message.path(), message.headersJson(),
+				nullable(message.body()), nullable(message.contentType()), nullable(message.orderingKey()),
+				message.idempotencyKey(), nullable(message.traceParent()), nullable(message.traceState()));
+	}
+
+	private static List<Object> keyed(NewMessage message, List<Object> params) {
 		List<Object> keyed = new ArrayList<>(params.size() + 1);
 		keyed.add(message.orderingKey());
 		keyed.addAll(params);
-		this.jdbc.sql(this.insertKeyed).params(keyed).update();
+		return keyed;
 	}
 
 	/**
@@ -289,17 +359,15 @@ final class OrderingKeys {
 	 * Releases the keys of messages marked releasing and promotes each key's next
 	 * message, except keys that an enqueuing transaction holds right now; those are left
 	 * for a later call.
-	 * @return the number of keys released
+	 * @return the number of keys released, and of messages that became their key's head
 	 */
-	int releaseKeys() {
-		Integer released = this.transactions.execute((status) -> {
+	Released releaseKeys() {
+		Released released = this.transactions.execute((status) -> {
 			List<String> keys = this.jdbc.sql(this.lockReleasableKeys).query(String.class).list();
-			if (!keys.isEmpty()) {
-				release(keys.toArray(String[]::new));
-			}
-			return keys.size();
+			int promoted = keys.isEmpty() ? 0 : release(keys.toArray(String[]::new));
+			return new Released(keys.size(), promoted);
 		});
-		return (released != null) ? released : 0;
+		return (released != null) ? released : new Released(0, 0);
 	}
 
 	/**
@@ -364,9 +432,20 @@ final class OrderingKeys {
 	 * promoted unless the key still has a holding head, and keys with nothing unfinished
 	 * are forgotten.
 	 */
-	private void release(String[] keys) {
+	private int release(String[] keys) {
 		this.jdbc.sql(this.release).param(keys).update();
-		this.jdbc.sql(this.promote).params(keys, keys).update();
+		return this.jdbc.sql(this.promote).params(keys, keys).query(Integer.class).single();
+	}
+
+	/**
+	 * What a release did.
+	 *
+	 * @param keys the number of keys released
+	 * @param promoted the number of messages that became their key's head, and may be
+	 * claimed now
+	 */
+	record Released(int keys, int promoted) {
+
 	}
 
 	private static Object nullable(@Nullable Object value) {

@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
@@ -50,7 +51,7 @@ import org.springframework.web.reactive.function.client.WebClient;
  * they arrive, so one slow request never holds up the others. A retry is a new due time
  * on the row, never a sleeping thread, so stopping never waits for a backoff.
  */
-public final class OutboxRelay implements SmartLifecycle {
+public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private static final Log logger = LogFactory.getLog(OutboxRelay.class);
 
@@ -73,11 +74,23 @@ public final class OutboxRelay implements SmartLifecycle {
 
 	private final AtomicBoolean wakePending = new AtomicBoolean();
 
+	// Whether something may have become due since the last claim: an enqueue that
+	// inserted a message pending, a notification, a backlog, the poll interval.
+	private final AtomicBoolean claimWanted = new AtomicBoolean(true);
+
 	private final Semaphore slots;
 
 	private final Map<String, DestinationFlow> flows;
 
 	private final Queue<Outcome> completed = new ConcurrentLinkedQueue<>();
+
+	// Messages inserted leased to this relay whose transaction committed, waiting for a
+	// slot and a permit of their destination.
+	private final Queue<ClaimedMessage> handedOver = new ConcurrentLinkedQueue<>();
+
+	// Slots promised to direct dispatch and not yet taken: reserved by an enqueue whose
+	// transaction has not ended, or handed over and waiting. Claims leave them free.
+	private final AtomicInteger promised = new AtomicInteger();
 
 	// Destinations whose last claim took all it asked for, so that more of their
 	// messages may be due. Only the poller's thread uses it.
@@ -203,6 +216,43 @@ public final class OutboxRelay implements SmartLifecycle {
 		return resumed;
 	}
 
+	@Override
+	public @Nullable String reserve(String destination) {
+		DestinationFlow flow = this.flows.get(destination);
+		if (!this.running || !this.polled || flow == null || flow.state() != DestinationState.OPEN) {
+			return null;
+		}
+		// Checked after taking, so that enqueues racing for the last slot cannot all win.
+		if (this.promised.incrementAndGet() > Math.min(flow.available(), this.slots.availablePermits())) {
+			this.promised.decrementAndGet();
+			return null;
+		}
+		return this.owner;
+	}
+
+	@Override
+	public Duration leaseTimeout() {
+		return this.settings.leaseTimeout();
+	}
+
+	@Override
+	public void handOver(ClaimedMessage message) {
+		if (!this.running) {
+			// Stopped after the reservation: its leases were released before this row
+			// committed, so it waits for its lease to expire, for any relay to take.
+			this.promised.decrementAndGet();
+			return;
+		}
+		this.held.add(message.id());
+		this.handedOver.add(message);
+		wakeToSend();
+	}
+
+	@Override
+	public void cancel() {
+		this.promised.decrementAndGet();
+	}
+
 	private DestinationFlow flow(String destination) {
 		DestinationFlow flow = this.flows.get(destination);
 		Assert.notNull(flow, () -> "Unknown destination '" + destination + "'");
@@ -244,6 +294,14 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * wake-up is pending are coalesced.
 	 */
 	public void wakeUp() {
+		this.claimWanted.set(true);
+		wakeToSend();
+	}
+
+	/**
+	 * Polls now without asking for a claim, e.g. to send what was handed over.
+	 */
+	private void wakeToSend() {
 		if (this.running && this.polled && this.wakePending.compareAndSet(false, true)
 				&& !this.poller.submit(this::poll)) {
 			this.wakePending.set(false);
@@ -275,7 +333,10 @@ public final class OutboxRelay implements SmartLifecycle {
 		this.poller.start();
 		this.leaseKeeper.start();
 		this.running = true;
-		this.poller.repeat(this.settings.startDelay(), this.settings.pollInterval(), this::poll);
+		this.poller.repeat(this.settings.startDelay(), this.settings.pollInterval(), () -> {
+			this.claimWanted.set(true);
+			poll();
+		});
 		Duration extendEvery = Duration.ofMillis(Math.max(1, this.settings.leaseTimeout().toMillis() / 3));
 		this.leaseKeeper.repeat(extendEvery, extendEvery, this::extendLeases);
 	}
@@ -310,6 +371,11 @@ public final class OutboxRelay implements SmartLifecycle {
 						+ "sent again with the same idempotency key", ex);
 			}
 			releaseLeases();
+			// Released above if their transaction had committed; else their lease
+			// expires.
+			for (ClaimedMessage message = this.handedOver.poll(); message != null; message = this.handedOver.poll()) {
+				this.promised.decrementAndGet();
+			}
 		}
 	}
 
@@ -353,15 +419,28 @@ public final class OutboxRelay implements SmartLifecycle {
 			// a crashed relay left behind.
 			boolean recovered = periodicRecovery();
 			this.pauses.sync(this.flows, this.settings.pollInterval());
-			Map<String, Integer> limits = this.running ? claimLimits() : Map.of();
+			sendHandedOver();
 			List<Outcome> outcomes = drainCompleted();
+			boolean releaseKeys = recovered || outcomes.stream().anyMatch(Outcome::releasesKey);
+			// Only when something may be due, else only if a released key got a new
+			// head: a poll that writes outcomes or sends what direct dispatch handed
+			// over would claim nothing.
+			boolean claim = this.running
+					&& (this.claimWanted.getAndSet(false) || recovered || !this.backlogged.isEmpty());
+			boolean mayClaim = claim || (this.running && releaseKeys);
+			Map<String, Integer> limits = mayClaim ? claimLimits() : Map.of();
+			if (mayClaim && limits.isEmpty()) {
+				// No slot or permit free now: the poll a completion brings claims.
+				this.claimWanted.set(true);
+			}
 			OutboxStore.Round round;
 			try {
-				boolean releaseKeys = recovered || outcomes.stream().anyMatch(Outcome::releasesKey);
-				round = this.store.round(this.owner, outcomes, releaseKeys, limits, this.settings.leaseTimeout());
+				round = this.store.round(this.owner, outcomes, releaseKeys, limits, !claim,
+						this.settings.leaseTimeout());
 			}
 			catch (RuntimeException ex) {
 				this.completed.addAll(outcomes);
+				this.claimWanted.compareAndSet(false, claim);
 				throw ex;
 			}
 			written(outcomes, round.written());
@@ -443,13 +522,19 @@ public final class OutboxRelay implements SmartLifecycle {
 	 * slots.
 	 */
 	private Map<String, Integer> claimLimits() {
-		int free = Math.min(this.slots.availablePermits(), this.settings.batchSize());
+		int free = Math.min(Math.max(0, this.slots.availablePermits() - this.promised.get()),
+				this.settings.batchSize());
 		Map<String, Integer> limits = new LinkedHashMap<>();
 		for (Map.Entry<String, DestinationFlow> flow : this.flows.entrySet()) {
 			int limit = Math.min(free, flow.getValue().available());
 			if (limit > 0) {
 				limits.put(flow.getKey(), limit);
 				free -= limit;
+			}
+			else if (flow.getValue().state() != DestinationState.PAUSED) {
+				// It may have due messages that wait for a slot or permit: claim for it
+				// at the next poll, which its next completion brings.
+				this.backlogged.add(flow.getKey());
 			}
 		}
 		return limits;
@@ -475,7 +560,11 @@ public final class OutboxRelay implements SmartLifecycle {
 		for (String destination : this.backlogged) {
 			long wait = this.flows.get(destination).untilRatePermits().toNanos();
 			if (wait == 0) {
-				moreWork |= full.contains(destination);
+				// Also one this poll could not claim for that may send now: its permit or
+				// token came after the claim limits were taken, and no completion may
+				// follow to bring the next poll.
+				moreWork |= full.contains(destination)
+						|| (!limits.containsKey(destination) && this.flows.get(destination).available() > 0);
 			}
 			else {
 				rateWait = Math.min(rateWait, wait);
@@ -525,9 +614,7 @@ public final class OutboxRelay implements SmartLifecycle {
 			}
 			ClaimedMessage message = (ClaimedMessage) claim;
 			this.slots.acquireUninterruptibly();
-			DestinationFlow flow = this.flows.get(message.destination());
-			Limiter.Listener permit = flow.acquire();
-			track(this.observer.observe(message, attempt(message, flow, permit)), (ex) -> failed(message, permit, ex));
+			start(message, this.flows.get(message.destination()));
 		}
 		Set<String> full = new HashSet<>();
 		limits.forEach((destination, limit) -> {
@@ -536,6 +623,30 @@ public final class OutboxRelay implements SmartLifecycle {
 			}
 		});
 		return full;
+	}
+
+	/**
+	 * Starts sending the messages handed over by direct dispatch whose destination has a
+	 * permit now; the others wait for a later poll, their leases kept.
+	 */
+	private void sendHandedOver() {
+		List<ClaimedMessage> waiting = new ArrayList<>();
+		for (ClaimedMessage message = this.handedOver.poll(); message != null; message = this.handedOver.poll()) {
+			DestinationFlow flow = this.flows.get(message.destination());
+			if (flow.available() > 0 && this.slots.tryAcquire()) {
+				this.promised.decrementAndGet();
+				start(message, flow);
+			}
+			else {
+				waiting.add(message);
+			}
+		}
+		this.handedOver.addAll(waiting);
+	}
+
+	private void start(ClaimedMessage message, DestinationFlow flow) {
+		Limiter.Listener permit = flow.acquire();
+		track(this.observer.observe(message, attempt(message, flow, permit)), (ex) -> failed(message, permit, ex));
 	}
 
 	/**

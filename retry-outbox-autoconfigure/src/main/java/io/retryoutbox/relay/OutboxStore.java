@@ -36,10 +36,14 @@ public interface OutboxStore {
 	 * @param outcomes the outcomes to write, possibly none
 	 * @param releaseKeys whether to release keys
 	 * @param limits the largest number of messages to claim by destination, possibly none
+	 * @param claimOnlyIfPromoted whether to claim only if releasing the keys gave one a
+	 * new head, the one way a message can have become due since the last claim when
+	 * nothing else says so
 	 * @param lease how long a claim holds
 	 * @return what was done
 	 */
-	Round round(String owner, List<Outcome> outcomes, boolean releaseKeys, Map<String, Integer> limits, Duration lease);
+	Round round(String owner, List<Outcome> outcomes, boolean releaseKeys, Map<String, Integer> limits,
+			boolean claimOnlyIfPromoted, Duration lease);
 
 	/**
 	 * Writes the outcomes of a batch, and their attempt log rows. A row whose lease was
