@@ -71,12 +71,11 @@ public final class OutboxDrainer {
 		Assert.isTrue(!timeout.isNegative() && !timeout.isZero(), () -> "'timeout' must be positive, was " + timeout);
 		OutboxRelay relay = this.relay.get();
 		long deadline = System.nanoTime() + timeout.toNanos();
-		int claimed = 0;
-		do {
+		int claimed = relay.drain(timeout);
+		// A pause that the clock passed, maybe one that began during this drain.
+		while (endPassedPauses(relay)) {
 			claimed += relay.drain(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
 		}
-		// A pause that the clock passed, maybe one that began during this drain.
-		while (endPassedPauses(relay));
 		return claimed;
 	}
 

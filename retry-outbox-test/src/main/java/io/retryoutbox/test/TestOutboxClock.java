@@ -52,6 +52,17 @@ public final class TestOutboxClock implements OutboxClock {
 	}
 
 	/**
+	 * Sets the clock back to the system clock's time. Before each test method of a Spring
+	 * test, {@link ResetOutboxClockTestExecutionListener} does it, so that what a test
+	 * advanced does not make the next test's messages look old: a message's age counts
+	 * from its enqueue, stamped by the database's clock, to a retry scheduled from this
+	 * one, and a clock left days ahead would put new messages past their deadline.
+	 */
+	public void reset() {
+		this.ahead.set(Duration.ZERO);
+	}
+
+	/**
 	 * How far the clock runs ahead of the system clock.
 	 * @return the sum of what it was advanced by
 	 */

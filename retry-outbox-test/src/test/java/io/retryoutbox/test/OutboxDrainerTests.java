@@ -86,8 +86,10 @@ class OutboxDrainerTests {
 	}
 
 	@BeforeEach
-	void emptyTheOutbox() {
-		this.jdbc.sql("TRUNCATE retry_outbox_message, retry_outbox_key, retry_outbox_pause").update();
+	void emptyTheOutboxAndCheckTheClockWasReset() {
+		assertThat(this.clock.ahead()).as("the test clock, reset before each test").isZero();
+		this.jdbc.sql("TRUNCATE retry_outbox_attempt, retry_outbox_message, retry_outbox_key, retry_outbox_pause")
+			.update();
 	}
 
 	@Test
