@@ -13,8 +13,9 @@ import org.springframework.util.Assert;
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
  * Auto-configuration} of the outbox's test support, imported by
- * {@link AutoConfigureRetryOutbox}: a {@link TestOutboxClock} ahead of the outbox's own
- * clock, and an {@link OutboxDrainer}.
+ * {@link AutoConfigureRetryOutbox}: a {@link TestOutboxClock} in place of the outbox's
+ * system clock (hence before the outbox's auto-configuration), and an
+ * {@link OutboxDrainer}.
  */
 @AutoConfiguration(before = RetryOutboxAutoConfiguration.class)
 public final class OutboxTestAutoConfiguration {
