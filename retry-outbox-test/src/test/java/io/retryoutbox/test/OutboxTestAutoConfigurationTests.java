@@ -91,6 +91,19 @@ class OutboxTestAutoConfigurationTests {
 	}
 
 	@Test
+	void waitsForADestinationsRateWithinADrain() {
+		runner().withPropertyValues("retry-outbox.destinations.payments.flow.max-rate=2").run((context) -> {
+			OutboxContexts.transactions(context).executeWithoutResult((status) -> {
+				for (int i = 0; i < 4; i++) {
+					context.getBean(Outbox.class).send(OutboxRequest.post("payments", "/rated/" + i).build());
+				}
+			});
+			assertThat(context.getBean(OutboxDrainer.class).drain()).isEqualTo(4);
+			assertThat(this.destination.dispatcher().requests()).hasSize(4);
+		});
+	}
+
+	@Test
 	void refusesANonPositiveTimeout() {
 		runner().run((context) -> assertThatIllegalArgumentException()
 			.isThrownBy(() -> context.getBean(OutboxDrainer.class).drain(Duration.ZERO))
