@@ -1,6 +1,5 @@
 package io.retryoutbox.autoconfigure;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -12,6 +11,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 
 import io.retryoutbox.Outbox;
+import io.retryoutbox.OutboxClock;
 import io.retryoutbox.RelayWebClientCustomizer;
 import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.direct.DirectRetries;
@@ -90,17 +90,26 @@ public final class RetryOutboxAutoConfiguration {
 		return new OutboxSchemaInitializer(dataSource, properties.getJdbc().getSchema());
 	}
 
+	// Its own type, so that an application's Clock bean is never taken for it.
+	@Bean
+	@ConditionalOnMissingBean
+	OutboxClock retryOutboxClock() {
+		return OutboxClock.system();
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	JdbcOutboxComponents retryOutboxJdbc(DataSource dataSource, RetryOutboxProperties properties,
-			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<OutboxSchemaInitializer> schemaInitializer) {
+			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<OutboxSchemaInitializer> schemaInitializer,
+			OutboxClock clock) {
 		// Created first, so the table exists before anything can use it.
 		schemaInitializer.getIfAvailable();
 		RetryOutboxProperties.AttemptLog attemptLog = properties.getAttemptLog();
 		return new JdbcOutboxComponents(dataSource, OutboxTables.in(properties.getJdbc().getSchema()),
 				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper),
 				new JdbcOutboxComponents.AttemptLog(attemptLog.isEnabled(),
-						(int) attemptLog.getResponseSnippetSize().toBytes()));
+						(int) attemptLog.getResponseSnippetSize().toBytes()),
+				clock);
 	}
 
 	@Bean
@@ -129,31 +138,33 @@ public final class RetryOutboxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RetryPolicy retryOutboxRetryPolicy(RetryOutboxProperties properties, ObjectProvider<JsonMapper> jsonMapper) {
-		return defaultRetryPolicy(properties, jsonMapper);
+	RetryPolicy retryOutboxRetryPolicy(RetryOutboxProperties properties, ObjectProvider<JsonMapper> jsonMapper,
+			OutboxClock clock) {
+		return defaultRetryPolicy(properties, jsonMapper, clock);
 	}
 
 	// The relay's own policy, so that direct calls to a destination are classified and
 	// backed off by the same rules as its messages.
 	@Bean
 	@ConditionalOnMissingBean
-	DirectRetries retryOutboxDirectRetries(RetryPolicy retryPolicy, RetryOutboxProperties properties) {
+	DirectRetries retryOutboxDirectRetries(RetryPolicy retryPolicy, RetryOutboxProperties properties,
+			OutboxClock clock) {
 		Map<String, Duration> attemptTimeouts = new LinkedHashMap<>();
 		properties.getDestinations()
 			.forEach((name, destination) -> attemptTimeouts.put(name, destination.getTimeout()));
 		return new DirectRetries(retryPolicy, attemptTimeouts, properties.getIdempotencyKeyHeader(),
-				Math.toIntExact(properties.getRelay().getErrorBodyLimit().toBytes()), Clock.systemUTC());
+				Math.toIntExact(properties.getRelay().getErrorBodyLimit().toBytes()), clock.asClock());
 	}
 
 	static DefaultRetryPolicy defaultRetryPolicy(RetryOutboxProperties properties,
-			ObjectProvider<JsonMapper> jsonMapper) {
+			ObjectProvider<JsonMapper> jsonMapper, OutboxClock clock) {
 		RetrySettings defaults = retrySettings("retry-outbox.retry", properties.getRetry(), RetrySettings.DEFAULTS);
 		Map<String, RetrySettings> perDestination = new LinkedHashMap<>();
 		properties.getDestinations()
 			.forEach((name, destination) -> perDestination.put(name,
 					retrySettings("retry-outbox.destinations." + name + ".retry", destination.getRetry(), defaults)));
 		return new DefaultRetryPolicy(defaults, perDestination,
-				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), Clock.systemUTC(),
+				jsonMapper.getIfAvailable(RetryOutboxAutoConfiguration::defaultJsonMapper), clock.asClock(),
 				() -> ThreadLocalRandom.current().nextLong());
 	}
 
@@ -304,27 +315,32 @@ public final class RetryOutboxAutoConfiguration {
 				ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<WebClient.Builder> webClientBuilder,
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
 				ObjectProvider<HttpClientSettings> httpClientSettings,
-				ObjectProvider<RelayWebClientCustomizer> customizers,
-				ObjectProvider<AttemptObserver> attemptObservers) {
+				ObjectProvider<RelayWebClientCustomizer> customizers, ObjectProvider<AttemptObserver> attemptObservers,
+				OutboxClock clock) {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay(),
 					Math.toIntExact(relay.getErrorBodyLimit().toBytes()));
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
-					: defaultRetryPolicy(properties, jsonMapper);
+					: defaultRetryPolicy(properties, jsonMapper, clock);
 			OutboxRelay outboxRelay = new OutboxRelay(store,
 					new DestinationPauses(pauseStore, longestTimeout(properties)), retryPolicy, fallback,
 					relayWebClient(connectionPool, webClientBuilder, connectorBuilder, httpClientSettings, customizers),
 					destinations(properties), properties.getIdempotencyKeyHeader(), settings,
 					AttemptObserver.of(attemptObservers.orderedStream().toList()));
-			outboxRelay.setAutoStartup(!relay.isWaitForReady());
+			outboxRelay.setAutoStartup(relay.isAutoStartup() && !relay.isWaitForReady());
 			return outboxRelay;
 		}
 
 		@Bean
 		@ConditionalOnBooleanProperty(name = "retry-outbox.relay.wait-for-ready", matchIfMissing = true)
-		ApplicationListener<ApplicationReadyEvent> retryOutboxRelayStarter(ObjectProvider<OutboxRelay> relay) {
-			return (event) -> relay.ifAvailable(OutboxRelay::start);
+		ApplicationListener<ApplicationReadyEvent> retryOutboxRelayStarter(ObjectProvider<OutboxRelay> relay,
+				RetryOutboxProperties properties) {
+			return (event) -> {
+				if (properties.getRelay().isAutoStartup()) {
+					relay.ifAvailable(OutboxRelay::start);
+				}
+			};
 		}
 
 		/**

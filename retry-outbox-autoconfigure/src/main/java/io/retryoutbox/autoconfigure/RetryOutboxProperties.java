@@ -272,6 +272,12 @@ public class RetryOutboxProperties {
 		private boolean waitForReady = true;
 
 		/**
+		 * Whether the relay starts with the application; when false it sends nothing
+		 * until it is started, e.g. while a test drives it with OutboxRelay.drain.
+		 */
+		private boolean autoStartup = true;
+
+		/**
 		 * How long after it starts the relay first looks for due messages.
 		 */
 		private Duration startDelay = Duration.ZERO;
@@ -329,6 +335,14 @@ public class RetryOutboxProperties {
 
 		public void setWaitForReady(boolean waitForReady) {
 			this.waitForReady = waitForReady;
+		}
+
+		public boolean isAutoStartup() {
+			return this.autoStartup;
+		}
+
+		public void setAutoStartup(boolean autoStartup) {
+			this.autoStartup = autoStartup;
 		}
 
 		public Duration getStartDelay() {

@@ -9,6 +9,7 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 import io.retryoutbox.Outbox;
+import io.retryoutbox.OutboxClock;
 import io.retryoutbox.message.EnqueueObserver;
 import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.message.OutboxRepair;
@@ -56,12 +57,25 @@ public final class JdbcOutboxComponents {
 	 */
 	public JdbcOutboxComponents(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper,
 			AttemptLog attemptLog) {
+		this(dataSource, tables, jsonMapper, attemptLog, OutboxClock.system());
+	}
+
+	/**
+	 * Creates the parts' common ground, with the clock that messages are due by.
+	 * @param dataSource the database
+	 * @param tables the names of the outbox tables
+	 * @param jsonMapper reads and writes headers and JSON bodies
+	 * @param attemptLog whether and how attempts are logged
+	 * @param clock the clock the relay's claims tell due messages by, with the database's
+	 */
+	public JdbcOutboxComponents(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper,
+			AttemptLog attemptLog, OutboxClock clock) {
 		this.dataSource = dataSource;
 		this.tables = tables;
 		this.jsonMapper = jsonMapper;
 		this.attemptLog = attemptLog;
 		this.keys = new OrderingKeys(dataSource, tables);
-		this.store = new JdbcOutboxStore(dataSource, tables, jsonMapper, this.keys, attemptLog);
+		this.store = new JdbcOutboxStore(dataSource, tables, jsonMapper, this.keys, attemptLog, clock);
 	}
 
 	/**

@@ -102,6 +102,8 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 			AND (m.created_at, m.id) < (SELECT b.created_at, b.id FROM {message} b WHERE b.id = :before)
 			""";
 
+	private static final String BODY = "SELECT body FROM {message} WHERE id = ? AND body IS NOT NULL";
+
 	private static final String ATTEMPTS = """
 			SELECT attempt, started_at, duration_ms, outcome, status_code, error_code, error, response_snippet,
 				delay_ms, delay_reason, actor
@@ -128,6 +130,8 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 
 	private final String attempts;
 
+	private final String body;
+
 	JdbcOutboxReadModel(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper,
 			Collection<String> destinations) {
 		this.jdbc = JdbcClient.create(dataSource);
@@ -140,6 +144,7 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 		this.messages = Sql.render(MESSAGES, tables);
 		this.before = Sql.render(BEFORE, tables);
 		this.attempts = Sql.render(ATTEMPTS, tables);
+		this.body = Sql.render(BODY, tables);
 	}
 
 	@Override
@@ -182,6 +187,11 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 	@Override
 	public Optional<StoredMessage> message(UUID id) {
 		return this.jdbc.sql(this.message).param(id).query(this::toMessage).optional();
+	}
+
+	@Override
+	public Optional<byte[]> body(UUID id) {
+		return this.jdbc.sql(this.body).param(id).query(byte[].class).optional();
 	}
 
 	@Override

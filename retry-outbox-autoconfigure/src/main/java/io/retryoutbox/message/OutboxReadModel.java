@@ -50,6 +50,14 @@ public interface OutboxReadModel {
 	Optional<StoredMessage> message(UUID id);
 
 	/**
+	 * Reads the body of one message, which {@link #message(UUID)} leaves out: it may be
+	 * large and may hold what an operator's listing must not show.
+	 * @param id the message id
+	 * @return the body, or empty if the message has none or there is no such message
+	 */
+	Optional<byte[]> body(UUID id);
+
+	/**
 	 * Reads the attempt log of a message, oldest first.
 	 * @param id the message id
 	 * @return its attempts and replays

@@ -384,6 +384,94 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		return this.running;
 	}
 
+	/**
+	 * Relays on the calling thread until nothing is due and nothing is in flight, for a
+	 * test that moves the {@link io.retryoutbox.OutboxClock} itself: each round writes
+	 * the outcomes that arrived, releases finished keys, claims what is due and sends it,
+	 * as a poll does, then waits for the answers. The relay must not be running, so that
+	 * no background poll competes with the rounds. A paused destination sends nothing, as
+	 * in a poll; a destination's rate is waited for.
+	 * @param timeout how long it may take in all
+	 * @return the number of messages claimed
+	 * @throws IllegalStateException if the relay is running, or it did not settle within
+	 * the timeout
+	 */
+	public synchronized int drain(Duration timeout) {
+		Assert.state(!this.running, "The outbox relay is running in the background; set "
+				+ "retry-outbox.relay.auto-startup=false (or stop it) before draining it");
+		long deadline = System.nanoTime() + timeout.toNanos();
+		if (this.sending.isDisposed()) {
+			this.sending = Disposables.composite();
+		}
+		int claimed = 0;
+		while (true) {
+			if (System.nanoTime() - deadline >= 0) {
+				throw new IllegalStateException("The outbox relay did not settle within " + timeout
+						+ ": messages were still due after " + claimed + " claims");
+			}
+			this.pauses.sync(this.flows, this.settings.pollInterval());
+			Map<String, Integer> limits = claimLimits();
+			List<Outcome> outcomes = drainCompleted();
+			OutboxStore.Round round;
+			try {
+				round = this.store.round(this.owner, outcomes, true, limits, false, this.settings.leaseTimeout());
+			}
+			catch (RuntimeException ex) {
+				this.completed.addAll(outcomes);
+				throw ex;
+			}
+			written(outcomes, round.written());
+			send(round.claimed(), limits);
+			claimed += round.claimed().size();
+			awaitAnswers(deadline, timeout);
+			boolean idle = outcomes.isEmpty() && round.claimed().isEmpty() && round.keysReleased() == 0
+					&& this.completed.isEmpty();
+			if (idle && !awaitRate(deadline)) {
+				return claimed;
+			}
+		}
+	}
+
+	private void awaitAnswers(long deadline, Duration timeout) {
+		int concurrency = this.settings.concurrency();
+		try {
+			boolean answered = this.slots.tryAcquire(concurrency, deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+			Assert.state(answered, () -> "The outbox relay did not settle within " + timeout + ": "
+					+ (concurrency - this.slots.availablePermits()) + " requests still in flight");
+			this.slots.release(concurrency);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while draining the outbox relay", ex);
+		}
+	}
+
+	/**
+	 * Waits until an open destination that its rate holds back may send again, since it
+	 * may have due messages, within the deadline; the rate is timed in real time, so this
+	 * wait is real too.
+	 * @return whether it waited
+	 */
+	private boolean awaitRate(long deadline) {
+		long wait = 0;
+		for (DestinationFlow flow : this.flows.values()) {
+			if (flow.state() == DestinationState.OPEN && flow.available() == 0) {
+				wait = Math.max(wait, flow.untilRatePermits().toNanos());
+			}
+		}
+		if (wait == 0) {
+			return false;
+		}
+		try {
+			TimeUnit.NANOSECONDS.sleep(Math.min(wait, Math.max(0, deadline - System.nanoTime())));
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while draining the outbox relay", ex);
+		}
+		return true;
+	}
+
 	private void releaseLeases() {
 		try {
 			int released = this.store.release(this.owner);

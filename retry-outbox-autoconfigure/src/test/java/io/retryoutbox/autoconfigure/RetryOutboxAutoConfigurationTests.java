@@ -3,13 +3,19 @@ package io.retryoutbox.autoconfigure;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URI;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Base64;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
+import java.util.UUID;
 
 import io.retryoutbox.DeliveryAttempt;
 import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.Outbox;
+import io.retryoutbox.OutboxClock;
 import io.retryoutbox.RetryDecision;
 import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.relay.OutboxStore;
@@ -36,10 +42,12 @@ import org.springframework.context.ApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpHeaders;
 import org.springframework.web.context.WebApplicationContext;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * Tests for {@link RetryOutboxAutoConfiguration}.
@@ -97,6 +105,37 @@ class RetryOutboxAutoConfigurationTests {
 	void runsNoRelayOnAnEnqueueOnlyInstance() {
 		this.runner.withPropertyValues("retry-outbox.relay.enabled=false")
 			.run((context) -> assertThat(context).hasSingleBean(Outbox.class).doesNotHaveBean(OutboxRelay.class));
+	}
+
+	@Test
+	void tellsDueTimesByTheSystemClockAndLeavesAnApplicationsClockAlone() {
+		Clock applicationClock = Clock.fixed(Instant.parse("2020-01-01T00:00:00Z"), ZoneOffset.UTC);
+		this.runner.withBean(Clock.class, () -> applicationClock).run((context) -> {
+			assertThat(context).hasSingleBean(OutboxClock.class).hasSingleBean(Clock.class);
+			assertThat(context.getBean(Clock.class)).isSameAs(applicationClock);
+			assertThat(context.getBean(OutboxClock.class).instant()).isCloseTo(Instant.now(),
+					within(1, ChronoUnit.MINUTES));
+		});
+	}
+
+	@Test
+	void schedulesRetriesFromAUsersOutboxClock() {
+		Instant now = Instant.parse("2030-06-01T12:00:00Z");
+		this.runner.withBean(OutboxClock.class, () -> () -> now)
+			.withPropertyValues("retry-outbox.retry.delay=10s", "retry-outbox.retry.jitter=0")
+			.run((context) -> {
+				RetryDecision decision = context.getBean(RetryPolicy.class)
+					.decide(new DeliveryAttempt(UUID.randomUUID(), "payments", 1, now),
+							new DeliveryOutcome.Response(503, new HttpHeaders(), new byte[0]));
+				assertThat(decision).isInstanceOfSatisfying(RetryDecision.Retry.class,
+						(retry) -> assertThat(retry.nextAttemptAt()).isEqualTo(now.plusSeconds(10)));
+			});
+	}
+
+	@Test
+	void leavesTheRelayStoppedWithoutAutoStartup() {
+		this.runner.withPropertyValues("retry-outbox.relay.auto-startup=false")
+			.run((context) -> assertThat(context.getBean(OutboxRelay.class).isRunning()).isFalse());
 	}
 
 	@Test

@@ -5,6 +5,8 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 
 import io.retryoutbox.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
@@ -83,6 +85,7 @@ class ClaimQueryPlanTests {
 			explain.setLong(2, 60_000);
 			explain.setArray(3, connection.createArrayOf("text", new String[] { "api", "audit" }));
 			explain.setArray(4, connection.createArrayOf("int4", new Integer[] { 100, 100 }));
+			explain.setObject(5, OffsetDateTime.now(ZoneOffset.UTC));
 			try (ResultSet rs = explain.executeQuery()) {
 				rs.next();
 				plan = JsonMapper.shared().readTree(rs.getString(1)).get(0).get("Plan");

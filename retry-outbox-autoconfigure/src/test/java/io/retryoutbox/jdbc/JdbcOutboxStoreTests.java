@@ -38,6 +38,9 @@ class JdbcOutboxStoreTests {
 
 	private JdbcOutboxStore store;
 
+	// The outbox clock's lead over the system's.
+	private volatile Duration ahead = Duration.ZERO;
+
 	@BeforeEach
 	void createStoreOnAFreshDatabase() {
 		DataSource dataSource = new DriverManagerDataSource(TestDatabase.createDatabase());
@@ -46,7 +49,7 @@ class JdbcOutboxStoreTests {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.keys = new OrderingKeys(dataSource, OutboxTables.in(null));
 		this.store = new JdbcOutboxStore(dataSource, OutboxTables.in(null), JsonMapper.shared(), this.keys,
-				JdbcOutboxComponents.AttemptLog.DEFAULTS);
+				JdbcOutboxComponents.AttemptLog.DEFAULTS, () -> Instant.now().plus(this.ahead));
 	}
 
 	@Test
@@ -134,6 +137,27 @@ class JdbcOutboxStoreTests {
 					.query(Boolean.class)
 					.single())
 			.isTrue();
+	}
+
+	@Test
+	void claimsARetryOnceTheOutboxClockPassesItsDueTimeThoughTheDatabaseClockHasNot() {
+		UUID id = insert();
+		this.jdbc.sql("UPDATE retry_outbox_message SET next_attempt_at = now() + interval '1 hour' WHERE id = ?")
+			.param(id)
+			.update();
+		this.ahead = Duration.ofMinutes(59);
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofMinutes(1))).isEmpty();
+		this.ahead = Duration.ofMinutes(61);
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofMinutes(1))).singleElement()
+			.satisfies((message) -> assertThat(message.id()).isEqualTo(id));
+	}
+
+	@Test
+	void claimsANewMessageByTheDatabaseClockThoughTheOutboxClockLagsBehindIt() {
+		UUID id = insert();
+		this.ahead = Duration.ofHours(-1);
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofMinutes(1))).singleElement()
+			.satisfies((message) -> assertThat(message.id()).isEqualTo(id));
 	}
 
 	private UUID insert() {
