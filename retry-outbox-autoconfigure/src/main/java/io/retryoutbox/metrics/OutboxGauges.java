@@ -24,8 +24,9 @@ import org.jspecify.annotations.Nullable;
  * query}, and {@code retry.outbox.destination.pending} and
  * {@code retry.outbox.destination.dead}, tagged with the destination, read from
  * {@link OutboxReadModel#pendingAndDeadByDestination() another} right after it: on their
- * own thread at a fixed interval, never per scrape. They read {@code NaN} until the first
- * read and after one that failed.
+ * own thread at a fixed interval, never per scrape. The first five read {@code NaN} until
+ * the first read, the others appear with it, and all read {@code NaN} after a read that
+ * failed.
  * <p>
  * A destination this instance configures always has its two gauges, 0 when it has no such
  * message, so that an alert can compare them over time; any other destination has them
