@@ -17,6 +17,7 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 import io.retryoutbox.message.AttemptOutcome;
+import io.retryoutbox.message.DestinationCounts;
 import io.retryoutbox.message.MessageFilter;
 import io.retryoutbox.message.MessageStatus;
 import io.retryoutbox.message.OutboxReadModel;
@@ -79,6 +80,21 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 			""".formatted(PARKED_KEYS);
 
 	/**
+	 * Like the statistics, reads partial indexes alone, never the delivered rows
+	 * ({@code StatsQueryPlanTests}): the pending rows from the unfinished index, which
+	 * includes their status and destination, and the dead ones, which are few, through
+	 * theirs. One branch per status, so that each is planned against its own index.
+	 */
+	static final String PENDING_AND_DEAD = """
+			SELECT destination, count(*) FILTER (WHERE status = {PENDING}) AS pending,
+				count(*) FILTER (WHERE status = {DEAD}) AS dead
+			FROM (SELECT destination, status FROM {message} WHERE status = {PENDING}
+				UNION ALL
+				SELECT destination, status FROM {message} WHERE status = {DEAD}) m
+			GROUP BY destination
+			""";
+
+	/**
 	 * Reads every retained row, delivered ones too: only the endpoint's summary asks for
 	 * it, on an operator's request, never health or the gauges.
 	 */
@@ -120,6 +136,8 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 
 	private final String counts;
 
+	private final String pendingAndDead;
+
 	private final String parkedKeys;
 
 	private final String message;
@@ -139,6 +157,7 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 		this.destinations = destinations.toArray(String[]::new);
 		this.stats = Sql.render(STATS, tables);
 		this.counts = Sql.render(COUNTS, tables);
+		this.pendingAndDead = Sql.render(PENDING_AND_DEAD, tables);
 		this.parkedKeys = Sql.render("SELECT * FROM (" + PARKED_KEYS + ") k ORDER BY 1 LIMIT ?", tables);
 		this.message = Sql.render(MESSAGE, tables);
 		this.messages = Sql.render(MESSAGES, tables);
@@ -163,6 +182,18 @@ final class JdbcOutboxReadModel implements OutboxReadModel {
 		this.jdbc.sql(this.counts).query((rs) -> {
 			counts.computeIfAbsent(rs.getString("destination"), (name) -> new EnumMap<>(MessageStatus.class))
 				.put(MessageStatus.valueOf(rs.getString("status")), rs.getLong("count"));
+		});
+		return counts;
+	}
+
+	@Override
+	public Map<String, DestinationCounts> pendingAndDeadByDestination() {
+		Map<String, DestinationCounts> counts = new TreeMap<>();
+		for (String destination : this.destinations) {
+			counts.put(destination, DestinationCounts.NONE);
+		}
+		this.jdbc.sql(this.pendingAndDead).query((rs) -> {
+			counts.put(rs.getString("destination"), new DestinationCounts(rs.getLong("pending"), rs.getLong("dead")));
 		});
 		return counts;
 	}

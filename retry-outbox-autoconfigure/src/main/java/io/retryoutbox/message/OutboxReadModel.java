@@ -26,6 +26,14 @@ public interface OutboxReadModel {
 	Map<String, Map<MessageStatus, Long>> countsByDestination();
 
 	/**
+	 * Counts the pending and the dead messages of every destination, cheaply, without
+	 * reading the delivered ones.
+	 * @return the counts by destination name: every destination this instance configures,
+	 * with zeros where it has none, and every other one that has pending or dead messages
+	 */
+	Map<String, DestinationCounts> pendingAndDeadByDestination();
+
+	/**
 	 * Lists the ordering keys held up by a dead message.
 	 * @param limit the largest number of keys returned
 	 * @return the keys, in order

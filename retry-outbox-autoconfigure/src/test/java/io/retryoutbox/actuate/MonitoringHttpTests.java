@@ -93,6 +93,9 @@ class MonitoringHttpTests {
 			last.set(this.application.get("/actuator/prometheus").body());
 			assertThat(last.get()).contains("retry_outbox_dead 1.0")
 				.contains("retry_outbox_pending 1.0")
+				.contains("retry_outbox_destination_dead{destination=\"payments\"} 1.0")
+				.contains("retry_outbox_destination_pending{destination=\"shipping\"} 1.0")
+				.contains("retry_outbox_destination_pending{destination=\"payments\"} 0.0")
 				.contains("retry_outbox_relay_running 1.0")
 				.contains("retry_outbox_flow_state{destination=\"shipping\",state=\"PAUSED\"} 1.0")
 				.containsPattern("retry_outbox_attempts_seconds_count\\{[^}]*outcome=\"DELIVERED\"[^}]*} 1")
@@ -122,7 +125,7 @@ class MonitoringHttpTests {
 		assertThat(used).allSatisfy((file,
 				names) -> assertThat(names).as("metric names of %s", file).isNotEmpty().isSubsetOf(families.samples()));
 		assertThat(used.get("retry-outbox-alerts.yml")).as("the alerts")
-			.contains("retry_outbox_dead", "retry_outbox_lag_seconds", "retry_outbox_relay_running",
+			.contains("retry_outbox_destination_dead", "retry_outbox_lag_seconds", "retry_outbox_relay_running",
 					"retry_outbox_flow_state");
 		writeDashboardExpressions(dashboard);
 

@@ -220,6 +220,68 @@ class OutboxMetricsTests {
 	}
 
 	@Test
+	void showsThePendingAndDeadMessagesOfEachDestinationWithZerosForTheConfiguredOnes() {
+		String url = "http://localhost:" + this.destination.server().getPort();
+		runner()
+			.withPropertyValues("retry-outbox.relay.enabled=false", "retry-outbox.metrics.gauge-interval=1h",
+					"retry-outbox.destinations.shipping.base-url=" + url,
+					"retry-outbox.destinations.billing.base-url=" + url)
+			.run((context) -> {
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				PrometheusMeterRegistry prometheus = context.getBean(PrometheusMeterRegistry.class);
+				OutboxGauges gauges = context.getBean(OutboxGauges.class);
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(() -> assertThat(destinationGauge(registry, "pending", "billing")).isZero());
+				send(context, "/pending");
+				OutboxContexts.transactions(context)
+					.execute((status) -> context.getBean(Outbox.class)
+						.send(OutboxRequest.post("shipping", "/pending").build()));
+				OutboxRows.insertDead(context, "payments", 1, "TERMINAL_STATUS", Duration.ZERO);
+				OutboxRows.insertDead(context, "shipping", 2, "TERMINAL_STATUS", Duration.ZERO);
+				// Left behind by an instance that configured it.
+				OutboxRows.insertDead(context, "retired", 1, "TERMINAL_STATUS", Duration.ZERO);
+
+				gauges.run();
+
+				assertThat(destinationGauge(registry, "pending", "payments")).isOne();
+				assertThat(destinationGauge(registry, "dead", "payments")).isOne();
+				assertThat(destinationGauge(registry, "pending", "shipping")).isOne();
+				assertThat(destinationGauge(registry, "dead", "shipping")).isEqualTo(2);
+				assertThat(destinationGauge(registry, "pending", "billing")).isZero();
+				assertThat(destinationGauge(registry, "dead", "billing")).isZero();
+				assertThat(destinationGauge(registry, "pending", "retired")).isZero();
+				assertThat(destinationGauge(registry, "dead", "retired")).isOne();
+				assertThat(registry.get("retry.outbox.pending").gauge().value()).isEqualTo(2);
+				assertThat(prometheus.scrape())
+					.contains("# HELP retry_outbox_destination_pending Messages of the destination waiting")
+					.contains("# HELP retry_outbox_destination_dead Dead messages of the destination")
+					.contains("retry_outbox_destination_pending{destination=\"payments\"} 1.0")
+					.contains("retry_outbox_destination_dead{destination=\"shipping\"} 2.0")
+					.contains("retry_outbox_destination_dead{destination=\"billing\"} 0.0")
+					.contains("retry_outbox_destination_dead{destination=\"retired\"} 1.0");
+				// A failed read shows no figure rather than an old one.
+				JdbcClient jdbc = OutboxContexts.jdbc(context);
+				jdbc.sql("ALTER TABLE retry_outbox_message RENAME TO retry_outbox_message_away").update();
+				gauges.run();
+				assertThat(destinationGauge(registry, "dead", "shipping")).isNaN();
+				jdbc.sql("ALTER TABLE retry_outbox_message_away RENAME TO retry_outbox_message").update();
+				// An operator discards the dead letters of shipping and retired.
+				jdbc.sql("DELETE FROM retry_outbox_message WHERE status = 'DEAD' AND destination <> 'payments'")
+					.update();
+
+				gauges.run();
+
+				assertThat(destinationGauge(registry, "dead", "shipping")).isZero();
+				assertThat(destinationGauge(registry, "dead", "payments")).isOne();
+				assertThat(registry.find("retry.outbox.destination.dead").tag("destination", "retired").gauge())
+					.isNull();
+				assertThat(registry.find("retry.outbox.destination.pending").tag("destination", "retired").gauge())
+					.isNull();
+				assertThat(prometheus.scrape()).doesNotContain("destination=\"retired\"");
+			});
+	}
+
+	@Test
 	void refreshesTheGaugesEveryGaugeInterval() {
 		runner().withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
@@ -241,6 +303,10 @@ class OutboxMetricsTests {
 				UUID id = send(context, "/ok");
 				awaitStatus(context, id, "DELIVERED");
 			});
+	}
+
+	private static double destinationGauge(MeterRegistry registry, String status, String destination) {
+		return registry.get("retry.outbox.destination." + status).tag("destination", destination).gauge().value();
 	}
 
 	private static Timer attempts(MeterRegistry registry, String outcome, String statusClass) {

@@ -11,8 +11,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class OutboxMetricsProperties {
 
 	/**
-	 * How often the gauges (pending, dead, lag, parked keys) are read from the database,
-	 * in one query.
+	 * How often the gauges (pending, dead, lag, parked keys, and pending and dead per
+	 * destination) are read from the database.
 	 */
 	private Duration gaugeInterval = Duration.ofSeconds(15);
 
