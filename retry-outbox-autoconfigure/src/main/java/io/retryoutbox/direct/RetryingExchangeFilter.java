@@ -2,6 +2,7 @@ package io.retryoutbox.direct;
 
 import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.RetryDecision;
+import io.retryoutbox.support.DataBuffers;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -60,7 +61,7 @@ final class RetryingExchangeFilter implements ExchangeFilterFunction {
 			return Mono.just(new Attempt(new DeliveryOutcome.Response(status, headers, EMPTY), response));
 		}
 		return DataBufferUtils.join(response.bodyToFlux(DataBuffer.class))
-			.map(RetryingExchangeFilter::toBytes)
+			.map(DataBuffers::toBytes)
 			.defaultIfEmpty(EMPTY)
 			.map((body) -> new Attempt(
 					new DeliveryOutcome.Response(status, headers,
@@ -89,17 +90,6 @@ final class RetryingExchangeFilter implements ExchangeFilterFunction {
 
 	private static Mono<Void> release(@Nullable ClientResponse response) {
 		return (response != null) ? response.releaseBody().onErrorComplete() : Mono.empty();
-	}
-
-	private static byte[] toBytes(DataBuffer buffer) {
-		try {
-			byte[] bytes = new byte[buffer.readableByteCount()];
-			buffer.read(bytes);
-			return bytes;
-		}
-		finally {
-			DataBufferUtils.release(buffer);
-		}
 	}
 
 	/**

@@ -6,6 +6,7 @@ import java.util.Map;
 
 import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.message.ClaimedMessage;
+import io.retryoutbox.support.DataBuffers;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -104,7 +105,7 @@ final class HttpDispatcher {
 		return DataBufferUtils
 			.join(DataBufferUtils.takeUntilByteCount(response.bodyToFlux(DataBuffer.class), this.maxErrorBodyBytes)
 				.take(errorBodyWait))
-			.map(HttpDispatcher::toBytes)
+			.map(DataBuffers::toBytes)
 			.defaultIfEmpty(EMPTY)
 			.doOnNext((body) -> outcome.tryEmitValue(new DeliveryOutcome.Response(status, headers, body)))
 			.then();
@@ -112,17 +113,6 @@ final class HttpDispatcher {
 
 	private static Duration min(Duration a, Duration b) {
 		return (a.compareTo(b) <= 0) ? a : b;
-	}
-
-	private static byte[] toBytes(DataBuffer buffer) {
-		try {
-			byte[] bytes = new byte[buffer.readableByteCount()];
-			buffer.read(bytes);
-			return bytes;
-		}
-		finally {
-			DataBufferUtils.release(buffer);
-		}
 	}
 
 }
