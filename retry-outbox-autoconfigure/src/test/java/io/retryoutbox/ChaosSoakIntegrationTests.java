@@ -26,6 +26,7 @@ import io.retryoutbox.ChaosDownstream.Arrival;
 import io.retryoutbox.ChaosDownstream.KeyRecord;
 import io.retryoutbox.ChaosDownstream.Plan;
 import io.retryoutbox.ChaosDownstream.Processing;
+import io.retryoutbox.autoconfigure.RetryOutboxAutoConfiguration;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.RelayProcess;
@@ -36,9 +37,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.convert.DurationStyle;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
@@ -198,9 +205,7 @@ class ChaosSoakIntegrationTests {
 	}
 
 	private ConfigurableApplicationContext startInstance() {
-		return new SpringApplicationBuilder(RelayProcess.class).web(WebApplicationType.NONE)
-			.properties(properties())
-			.run();
+		return new SpringApplicationBuilder(Instance.class).web(WebApplicationType.NONE).properties(properties()).run();
 	}
 
 	private void closeInstances() {
@@ -547,6 +552,17 @@ class ChaosSoakIntegrationTests {
 			this.executor.shutdown();
 			assertThat(this.executor.awaitTermination(30, TimeUnit.SECONDS)).as("enqueuer stopped").isTrue();
 		}
+
+	}
+
+	/**
+	 * An instance in this JVM: the outbox and what it builds on, and nothing else, so
+	 * that it starts quickly.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ImportAutoConfiguration({ DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
+			JacksonAutoConfiguration.class, WebClientAutoConfiguration.class, RetryOutboxAutoConfiguration.class })
+	static class Instance {
 
 	}
 
