@@ -439,14 +439,14 @@ class ChaosSoakIntegrationTests {
 						  processed: %d messages, exactly the delivered ones; %d of them more than once, %d duplicates before dedupe by Idempotency-Key
 						  Retry-After: %d given, %d of them received and recorded by a relay, no later attempt of their message before those (tolerance %d ms)
 						  relays: %d attempts counted, at most %d for one message
-						  faults: relay backends terminated %d times (%d connections), database restarted %d, instance stopped and started %d, instance killed (kill -9) %d
+						  faults: relay backends terminated %d times (%d connections), database restarted %d, instance stopped and started %d, instance killed (kill -9) %d, of %d relay JVMs started (the others failed to start under the faults)
 						""",
 				this.seed, this.seed, rounds, took.toSeconds(), rows.size(), destinations, keyed, KEYS,
 				this.enqueuer.failed(), delivered, dead.values().stream().mapToLong(Long::longValue).sum(), dead,
 				arrivals, counts.answers(), processedMessages, processedTwice, processings - processedMessages,
 				retryAfters, counts.retryAftersReceived(), CLOCK_TOLERANCE_MILLIS, attempts, mostAttempts,
 				this.faults.terminations, this.faults.terminatedBackends, this.faults.restarts, this.faults.stops,
-				this.faults.kills);
+				this.faults.kills, this.faults.relayJvms);
 	}
 
 	/**
