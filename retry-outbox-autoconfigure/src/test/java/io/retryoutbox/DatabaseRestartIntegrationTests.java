@@ -1,7 +1,5 @@
 package io.retryoutbox;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -13,7 +11,7 @@ import java.util.stream.Collectors;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import io.retryoutbox.testsupport.RestartablePostgres;
 import mockwebserver3.MockResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -40,16 +38,11 @@ class DatabaseRestartIntegrationTests {
 	@TempDir
 	private Path dataDirectory;
 
-	private int port;
-
-	private EmbeddedPostgres postgres;
+	private RestartablePostgres postgres;
 
 	@BeforeEach
-	void start() throws IOException {
-		try (ServerSocket socket = new ServerSocket(0)) {
-			this.port = socket.getLocalPort();
-		}
-		this.postgres = startPostgres();
+	void start() {
+		this.postgres = RestartablePostgres.start(this.dataDirectory);
 		// Slow enough that the restart falls in the middle of the work.
 		this.destination.dispatcher()
 			.otherwise(
@@ -72,28 +65,18 @@ class DatabaseRestartIntegrationTests {
 					Collectors.mapping((request) -> request.getHeaders().get("Idempotency-Key"), Collectors.toSet())));
 	}
 
-	private EmbeddedPostgres startPostgres() throws IOException {
-		return EmbeddedPostgres.builder()
-			.setPort(this.port)
-			.setDataDirectory(this.dataDirectory)
-			.setCleanDataDirectory(false)
-			.setRegisterShutdownHook(false)
-			.setPGStartupWait(Duration.ofSeconds(60))
-			.start();
-	}
-
 	@AfterEach
-	void stop() throws IOException {
+	void stop() {
 		this.postgres.close();
 	}
 
 	private JdbcClient jdbc() {
-		return JdbcClient.create(new DriverManagerDataSource(this.postgres.getJdbcUrl("postgres", "postgres")));
+		return JdbcClient.create(new DriverManagerDataSource(this.postgres.jdbcUrl()));
 	}
 
 	@Test
 	void finishesTheWorkAfterTheDatabaseServerRestartsMidRun() {
-		OutboxContexts.runner(this.postgres.getJdbcUrl("postgres", "postgres"))
+		OutboxContexts.runner(this.postgres.jdbcUrl())
 			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.require-transaction=false", "retry-outbox.relay.lease-timeout=2s",
 					"spring.datasource.hikari.connection-timeout=1000")
@@ -106,11 +89,11 @@ class DatabaseRestartIntegrationTests {
 						.build());
 				}
 				await().atMost(Duration.ofSeconds(30)).until(() -> received().size() > 20);
-				this.postgres.close();
+				this.postgres.stop();
 				assertThat(received().size()).isLessThan(300);
 				OutboxRelay relay = context.getBean(OutboxRelay.class);
 				await().atMost(Duration.ofSeconds(30)).until(() -> relay.getLastPollError() != null);
-				this.postgres = startPostgres();
+				this.postgres.startAgain();
 				for (int i = 0; i < 50; i++) {
 					OutboxContexts.sendDespiteBrokenConnections(outbox,
 							OutboxRequest.post("api", "/after/" + i).build());
