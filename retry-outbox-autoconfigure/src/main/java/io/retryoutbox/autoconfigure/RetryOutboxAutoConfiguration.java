@@ -201,10 +201,18 @@ public final class RetryOutboxAutoConfiguration {
 		JdbcOutboxComponents.EnqueueSettings settings = new JdbcOutboxComponents.EnqueueSettings(destinations.keySet(),
 				properties.getMaxBodySize(), properties.getIdempotencyKeyHeader(), properties.isRequireTransaction(),
 				configuredHeaders, signedDestinations);
-		DirectDispatch direct = properties.getRelay().isDirectDispatch() ? relay.getIfAvailable() : null;
+		// Looked up once: a lookup on every commit cost the enqueuing threads about a
+		// twentieth of their time in the side-by-side benchmark's profile.
+		OutboxRelay localRelay = relay.getIfAvailable();
+		PostgresNotifier otherRelays = notifier.getIfAvailable();
+		DirectDispatch direct = properties.getRelay().isDirectDispatch() ? localRelay : null;
 		return jdbc.outbox(settings, () -> {
-			relay.ifAvailable(OutboxRelay::wakeUp);
-			notifier.ifAvailable(PostgresNotifier::requestNotify);
+			if (localRelay != null) {
+				localRelay.wakeUp();
+			}
+			if (otherRelays != null) {
+				otherRelays.requestNotify();
+			}
 		}, EnqueueObserver.of(enqueueObservers.orderedStream().toList()), () -> direct);
 	}
 
