@@ -42,7 +42,8 @@ class DirectDispatchIntegrationTests {
 
 	private ApplicationContextRunner runner() {
 		return OutboxContexts.runner(this.jdbcUrl)
-			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
+			.withPropertyValues("retry-outbox.relay.direct-dispatch=true",
+					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.destinations.api.timeout=30s", "retry-outbox.retry.delay=50ms",
 					"retry-outbox.retry.jitter=0");
 	}
@@ -93,15 +94,18 @@ class DirectDispatchIntegrationTests {
 	}
 
 	@Test
-	void claimsEveryMessageWhenDirectDispatchIsOff() throws Exception {
+	void claimsEveryMessageByDefault() throws Exception {
 		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
-		runner().withPropertyValues("retry-outbox.relay.direct-dispatch=false").run((context) -> {
-			awaitRunning(context);
-			UUID id = send(context, "/one", "k");
-			awaitDelivered(context, id);
-			assertThat(insertedLeased(context, id)).isFalse();
-			assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 1);
-		});
+		OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
+					"retry-outbox.destinations.api.timeout=30s")
+			.run((context) -> {
+				awaitRunning(context);
+				UUID id = send(context, "/one", "k");
+				awaitDelivered(context, id);
+				assertThat(insertedLeased(context, id)).isFalse();
+				assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 1);
+			});
 	}
 
 	@Test

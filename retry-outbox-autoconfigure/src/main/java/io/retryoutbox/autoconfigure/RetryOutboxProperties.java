@@ -309,9 +309,9 @@ public class RetryOutboxProperties {
 		/**
 		 * Whether a message enqueued while this instance's relay has a free slot for its
 		 * destination is inserted leased to that relay and sent as soon as its
-		 * transaction commits, without being claimed.
+		 * transaction commits, without being claimed, as it was enqueued.
 		 */
-		private boolean directDispatch = true;
+		private boolean directDispatch;
 
 		public boolean isDirectDispatch() {
 			return this.directDispatch;
