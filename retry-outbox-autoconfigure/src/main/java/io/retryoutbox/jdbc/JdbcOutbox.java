@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.retryoutbox.Outbox;
@@ -83,24 +84,20 @@ final class JdbcOutbox implements Outbox {
 		String headersJson = this.jsonMapper.writeValueAsString(headers);
 		String path = HttpRequestRules.normalizePath(request.path());
 		String contentType = contentType(request.body());
+		Function<Map<String, String>, NewMessage> message = (trace) -> new NewMessage(id, request.destination(),
+				request.method().name(), path, headersJson, body, contentType, request.orderingKey(), idempotencyKey,
+				trace.get(EnqueueObserver.TRACEPARENT), trace.get(EnqueueObserver.TRACESTATE));
 		DirectDispatch dispatch = this.directDispatch.get();
 		String owner = (dispatch != null) ? dispatch.reserve(request.destination()) : null;
 		if (dispatch == null || owner == null) {
-			this.observer.observe(id, request,
-					(trace) -> this.keys.insert(new NewMessage(id, request.destination(), request.method().name(), path,
-							headersJson, body, contentType, request.orderingKey(), idempotencyKey,
-							trace.get(EnqueueObserver.TRACEPARENT), trace.get(EnqueueObserver.TRACESTATE))));
+			this.observer.observe(id, request, (trace) -> this.keys.insert(message.apply(trace)));
 			afterCommit(inTransaction, null, dispatch);
 			return id;
 		}
 		AtomicReference<@Nullable ClaimedMessage> leased = new AtomicReference<>();
 		try {
 			this.observer.observe(id, request, (trace) -> {
-				Instant createdAt = this.keys.insertLeased(
-						new NewMessage(id, request.destination(), request.method().name(), path, headersJson, body,
-								contentType, request.orderingKey(), idempotencyKey,
-								trace.get(EnqueueObserver.TRACEPARENT), trace.get(EnqueueObserver.TRACESTATE)),
-						owner, dispatch.leaseTimeout());
+				Instant createdAt = this.keys.insertLeased(message.apply(trace), owner, dispatch.leaseTimeout());
 				if (createdAt != null) {
 					leased.set(new ClaimedMessage(id, request.destination(), request.method().name(), path,
 							Map.copyOf(headers), body, contentType, request.orderingKey(), idempotencyKey, 1, createdAt,
@@ -112,11 +109,11 @@ final class JdbcOutbox implements Outbox {
 			dispatch.cancel();
 			throw ex;
 		}
-		ClaimedMessage message = leased.get();
-		if (message == null) {
+		ClaimedMessage handed = leased.get();
+		if (handed == null) {
 			dispatch.cancel();
 		}
-		afterCommit(inTransaction, message, dispatch);
+		afterCommit(inTransaction, handed, dispatch);
 		return id;
 	}
 
