@@ -81,7 +81,7 @@ final class JdbcOutbox implements Outbox {
 		UUID id = TimeOrderedUuid.next();
 		Map<String, List<String>> headers = new LinkedHashMap<>(request.headers());
 		String idempotencyKey = idempotencyKey(headers, id);
-		String headersJson = this.jsonMapper.writeValueAsString(headers);
+		String headersJson = headers.isEmpty() ? "{}" : this.jsonMapper.writeValueAsString(headers);
 		String path = HttpRequestRules.normalizePath(request.path());
 		String contentType = contentType(request.body());
 		Function<Map<String, String>, NewMessage> message = (trace) -> new NewMessage(id, request.destination(),

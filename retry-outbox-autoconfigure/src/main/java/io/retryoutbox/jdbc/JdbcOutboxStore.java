@@ -189,8 +189,10 @@ final class JdbcOutboxStore implements OutboxStore {
 		String orderingKey = rs.getString("ordering_key");
 		int attempt = rs.getInt("attempts");
 		Map<String, List<String>> headers;
+		String headersJson = rs.getString("headers");
 		try {
-			headers = this.jsonMapper.readValue(rs.getString("headers"), HEADERS);
+			// Most rows have no headers of their own: no parse for those.
+			headers = "{}".equals(headersJson) ? Map.of() : this.jsonMapper.readValue(headersJson, HEADERS);
 			if (headers == null || headers.values().stream().anyMatch((values) -> values == null)) {
 				throw new IllegalArgumentException("null where a header's values are expected");
 			}

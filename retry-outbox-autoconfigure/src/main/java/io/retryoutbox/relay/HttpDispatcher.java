@@ -89,11 +89,10 @@ final class HttpDispatcher {
 				destination.signer().sign(headers, message.id().toString(), Instant.now().getEpochSecond(), body);
 			});
 		WebClient.RequestHeadersSpec<?> spec = (message.body() != null) ? request.bodyValue(body) : request;
-		Duration errorBodyWait = min(ERROR_BODY_WAIT, destination.timeout().dividedBy(2));
-		return spec.exchangeToMono((response) -> read(response, outcome, errorBodyWait));
+		return spec.exchangeToMono((response) -> read(response, outcome, destination.timeout()));
 	}
 
-	private Mono<Void> read(ClientResponse response, Sinks.One<DeliveryOutcome> outcome, Duration errorBodyWait) {
+	private Mono<Void> read(ClientResponse response, Sinks.One<DeliveryOutcome> outcome, Duration timeout) {
 		int status = response.statusCode().value();
 		HttpHeaders headers = HttpHeaders.readOnlyHttpHeaders(response.headers().asHttpHeaders());
 		if (response.statusCode().is2xxSuccessful()) {
@@ -102,6 +101,7 @@ final class HttpDispatcher {
 		}
 		// Only what arrives within a short wait, up to the limit: classification needs
 		// the start of an error envelope, never the whole body.
+		Duration errorBodyWait = Duration.ofNanos(Math.min(ERROR_BODY_WAIT.toNanos(), timeout.toNanos() / 2));
 		return DataBufferUtils
 			.join(DataBufferUtils.takeUntilByteCount(response.bodyToFlux(DataBuffer.class), this.maxErrorBodyBytes)
 				.take(errorBodyWait))
@@ -109,10 +109,6 @@ final class HttpDispatcher {
 			.defaultIfEmpty(EMPTY)
 			.doOnNext((body) -> outcome.tryEmitValue(new DeliveryOutcome.Response(status, headers, body)))
 			.then();
-	}
-
-	private static Duration min(Duration a, Duration b) {
-		return (a.compareTo(b) <= 0) ? a : b;
 	}
 
 }

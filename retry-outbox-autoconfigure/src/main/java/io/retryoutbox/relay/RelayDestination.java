@@ -65,18 +65,22 @@ public record RelayDestination(URI baseUrl, Duration timeout, Map<String, String
 
 	/**
 	 * The URI of a stored path (already percent-encoded, possibly with a query) under the
-	 * base URL, built from the base URL's parts so that no path can change its scheme,
-	 * host or port.
+	 * base URL. The path always starts with {@code /} right after the base URL's
+	 * authority and path, so no path can change its scheme, host or port; a base URL with
+	 * a query or fragment is merged by {@link UriComponentsBuilder}. Plain concatenation
+	 * otherwise: the builder cost about a twelfth of the relay's poll thread in the
+	 * bench's profile.
 	 */
 	URI resolve(String path) {
-		int queryStart = path.indexOf('?');
-		String pathPart = (queryStart >= 0) ? path.substring(0, queryStart) : path;
-		String query = (queryStart >= 0) ? path.substring(queryStart + 1) : null;
-		return UriComponentsBuilder.fromUri(this.baseUrl)
-			.path(pathPart.startsWith("/") ? pathPart : "/" + pathPart)
-			.query(query)
-			.build(true)
-			.toUri();
+		String relative = path.startsWith("/") ? path : "/" + path;
+		if (this.baseUrl.getRawQuery() == null && this.baseUrl.getRawFragment() == null) {
+			String base = this.baseUrl.toString();
+			return URI.create((base.endsWith("/") ? base.substring(0, base.length() - 1) : base) + relative);
+		}
+		int queryStart = relative.indexOf('?');
+		String pathPart = (queryStart >= 0) ? relative.substring(0, queryStart) : relative;
+		String query = (queryStart >= 0) ? relative.substring(queryStart + 1) : null;
+		return UriComponentsBuilder.fromUri(this.baseUrl).path(pathPart).query(query).build(true).toUri();
 	}
 
 	/**

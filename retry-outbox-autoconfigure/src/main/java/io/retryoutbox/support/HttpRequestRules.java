@@ -62,6 +62,9 @@ public final class HttpRequestRules {
 					+ "' must not contain a dot segment ('.' or '..', also percent-encoded): it could climb out of "
 					+ "the destination's base path");
 		}
+		if (isPlain(path)) {
+			return;
+		}
 		try {
 			URI uri = new URI("http://" + PROBE_HOST + normalizePath(path));
 			if (!PROBE_HOST.equals(uri.getHost())) {
@@ -122,6 +125,27 @@ public final class HttpRequestRules {
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * Whether a path holds only unreserved characters, slashes and the query's {@code ?},
+	 * {@code &} and {@code =}, and does not start with {@code //}: such a path is a valid
+	 * URI path and query under any authority, so it needs no parse (the parse cost the
+	 * enqueuing threads about a tenth of their time in the bench's profile).
+	 */
+	private static boolean isPlain(String path) {
+		if (path.startsWith("//")) {
+			return false;
+		}
+		for (int i = 0; i < path.length(); i++) {
+			char c = path.charAt(i);
+			boolean plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/'
+					|| c == '-' || c == '.' || c == '_' || c == '~' || c == '?' || c == '&' || c == '=';
+			if (!plain) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	private static boolean hasScheme(String path) {

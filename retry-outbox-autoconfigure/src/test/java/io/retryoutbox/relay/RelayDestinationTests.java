@@ -25,7 +25,9 @@ class RelayDestinationTests {
 			"http://localhost:8080/api, @evil.example/x, http://localhost:8080/api/@evil.example/x",
 			"http://localhost:8080/api/, /orders, http://localhost:8080/api/orders",
 			"http://localhost:8080/api, orders?page=2&size=10, http://localhost:8080/api/orders?page=2&size=10",
-			"http://localhost:8080/api, /a%20b/c, http://localhost:8080/api/a%20b/c" })
+			"http://localhost:8080/api, /a%20b/c, http://localhost:8080/api/a%20b/c",
+			"http://localhost:8080/api, //evil.example/x, http://localhost:8080/api//evil.example/x",
+			"http://localhost:8080/api?tenant=1, /orders?page=2, http://localhost:8080/api/orders?tenant=1&page=2" })
 	void resolvesAStoredPathUnderTheBaseUrlOnItsHost(String baseUrl, String path, String expected) {
 		URI uri = destination(baseUrl).resolve(path);
 		assertThat(uri.getHost()).isEqualTo("localhost");
