@@ -19,6 +19,7 @@ import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.OutboxRows;
 import io.retryoutbox.testsupport.RelayProcess;
 import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.MockResponse;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -171,6 +172,32 @@ class CrashAndShutdownIntegrationTests {
 			assertThat(countWhere("status = 'IN_FLIGHT' AND attempts = 1")).isEqualTo(3);
 		});
 		assertThat(countWhere("status = 'PENDING' AND attempts = 0 AND lease_owner IS NULL")).isEqualTo(3);
+	}
+
+	@Test
+	void keepsTheLeaseOfAMessageWhoseOutcomeCouldNotBeWrittenWhenStopped() {
+		this.destination.dispatcher().release();
+		this.destination.dispatcher()
+			.enqueue(new MockResponse.Builder().code(503).setHeader("Retry-After", "3600").build());
+		runner().withPropertyValues("retry-outbox.relay.lease-timeout=1m").run((context) -> {
+			// Writing any outcome fails (its attempt-log row is refused); releasing a
+			// lease does not.
+			jdbc().sql("""
+					CREATE FUNCTION refuse_attempt() RETURNS trigger LANGUAGE plpgsql AS
+					$$ BEGIN RAISE EXCEPTION 'attempt log refused by the test'; END $$
+					""").update();
+			jdbc().sql("""
+					CREATE TRIGGER refuse_attempt BEFORE INSERT ON retry_outbox_attempt
+					FOR EACH ROW EXECUTE FUNCTION refuse_attempt()
+					""").update();
+			context.getBean(Outbox.class).send(OutboxRequest.post("api", "/refused-outcome").build());
+			OutboxRelay relay = context.getBean(OutboxRelay.class);
+			await().atMost(Duration.ofSeconds(10)).until(() -> requests() == 1 && relay.getLastPollError() != null);
+		});
+		// The 503 asked for an hour: given back, due now, the message would go out again
+		// at once, its attempt not counted. Leased, it waits for its lease to expire.
+		assertThat(countWhere("status = 'IN_FLIGHT' AND attempts = 1")).isOne();
+		assertThat(requests()).isOne();
 	}
 
 	@Test

@@ -81,7 +81,7 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	private static final String RELEASE = """
 			UPDATE {message} SET status = {PENDING}, lease_owner = NULL, lease_until = NULL, attempts = attempts - 1
-			WHERE status = {IN_FLIGHT} AND lease_owner = ?
+			WHERE status = {IN_FLIGHT} AND lease_owner = ? AND id = ANY (?::uuid[])
 			""";
 
 	private final JdbcClient jdbc;
@@ -174,8 +174,10 @@ final class JdbcOutboxStore implements OutboxStore {
 	}
 
 	@Override
-	public int release(String owner) {
-		return this.jdbc.sql(this.release).param(owner).update();
+	public int release(String owner, List<UUID> ids) {
+		return this.jdbc.sql(this.release)
+			.params(owner, ids.stream().map(UUID::toString).toArray(String[]::new))
+			.update();
 	}
 
 	/**

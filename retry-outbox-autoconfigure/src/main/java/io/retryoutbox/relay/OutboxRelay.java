@@ -472,9 +472,22 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		return true;
 	}
 
+	/**
+	 * Gives back the messages still unanswered. One whose outcome is known but could not
+	 * be written keeps its lease: given back, it would go out again at once, before a
+	 * {@code Retry-After} it was told or although it was refused for good; after its
+	 * lease it goes out again with the same idempotency key.
+	 */
 	private void releaseLeases() {
+		Set<UUID> unwritten = new HashSet<>();
+		this.completed.forEach((outcome) -> unwritten.add(outcome.id()));
+		List<UUID> unanswered = this.held.stream().filter((id) -> !unwritten.contains(id)).toList();
+		if (!unwritten.isEmpty()) {
+			logger.warn(unwritten.size() + " outbox messages keep their lease at shutdown: their outcome could not be "
+					+ "recorded; they are sent again, with the same idempotency key, once it expires");
+		}
 		try {
-			int released = this.store.release(this.owner);
+			int released = unanswered.isEmpty() ? 0 : this.store.release(this.owner, unanswered);
 			if (released > 0) {
 				logger.info("Released " + released + " in-flight outbox messages at shutdown; they will be sent again");
 			}

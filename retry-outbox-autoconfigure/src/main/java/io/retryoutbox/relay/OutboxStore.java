@@ -79,12 +79,13 @@ public interface OutboxStore {
 	int extendLeases(String owner, List<UUID> ids, Duration lease);
 
 	/**
-	 * Gives back every message leased to {@code owner} without counting the attempt, e.g.
-	 * at shutdown.
+	 * Gives back messages leased to {@code owner} without counting the attempt, e.g. the
+	 * ones still unanswered at shutdown.
 	 * @param owner the relay instance
+	 * @param ids the messages
 	 * @return the number of messages released
 	 */
-	int release(String owner);
+	int release(String owner, List<UUID> ids);
 
 	/**
 	 * What one {@link #round round} did.
