@@ -1,13 +1,8 @@
 package io.retryoutbox.direct;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 
-import io.retryoutbox.retry.DefaultRetryPolicy;
-import io.retryoutbox.retry.RetrySettings;
 import io.retryoutbox.testsupport.DestinationServer;
 import mockwebserver3.MockResponse;
 import org.junit.jupiter.api.BeforeEach;
@@ -33,16 +28,10 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  */
 class CoreRetryPolicyTests {
 
-	private static final RetrySettings SETTINGS = new RetrySettings(Duration.ofMillis(20), 2.0, Duration.ofSeconds(1),
-			Duration.ofMinutes(10), 0.5, 3, Duration.ofHours(1), List.of("/error/code", "/code"),
-			Set.of("RESOURCE_LOCKED"), Set.of("CONFLICT"), true);
-
 	@RegisterExtension
 	final DestinationServer destination = new DestinationServer();
 
-	private final DestinationRetry payments = new DirectRetries(new DefaultRetryPolicy(SETTINGS),
-			Map.of("payments", Duration.ofSeconds(5)), "Idempotency-Key", 4096, Clock.systemUTC())
-		.forDestination("payments");
+	private final DestinationRetry payments = PaymentsRetries.create().forDestination("payments");
 
 	private final RetryTemplate retryTemplate = new RetryTemplate(this.payments.coreRetryPolicy());
 

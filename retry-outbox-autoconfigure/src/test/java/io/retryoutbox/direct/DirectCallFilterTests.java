@@ -1,18 +1,13 @@
 package io.retryoutbox.direct;
 
 import java.net.ConnectException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
 import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.RetryDecision;
-import io.retryoutbox.retry.DefaultRetryPolicy;
-import io.retryoutbox.retry.RetrySettings;
 import io.retryoutbox.testsupport.DestinationServer;
 import mockwebserver3.MockResponse;
 import mockwebserver3.RecordedRequest;
@@ -33,15 +28,10 @@ import static org.awaitility.Awaitility.await;
  */
 class DirectCallFilterTests {
 
-	private static final RetrySettings SETTINGS = new RetrySettings(Duration.ofMillis(20), 2.0, Duration.ofSeconds(1),
-			Duration.ofMinutes(10), 0.5, 3, Duration.ofHours(1), List.of("/error/code", "/code"),
-			Set.of("RESOURCE_LOCKED"), Set.of("CONFLICT"), true);
-
 	@RegisterExtension
 	final DestinationServer destination = new DestinationServer();
 
-	private final DirectRetries retries = new DirectRetries(new DefaultRetryPolicy(SETTINGS),
-			Map.of("payments", Duration.ofSeconds(5)), "Idempotency-Key", 4096, Clock.systemUTC());
+	private final DirectRetries retries = PaymentsRetries.create();
 
 	private WebClient client;
 

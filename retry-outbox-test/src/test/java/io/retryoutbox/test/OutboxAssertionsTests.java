@@ -9,9 +9,7 @@ import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.testsupport.PathDispatcher;
-import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,9 +36,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @AutoConfigureRetryOutbox
 class OutboxAssertionsTests {
 
-	private static final PathDispatcher dispatcher = new PathDispatcher();
+	private static final PaymentsDestination payments = new PaymentsDestination();
 
-	private static final MockWebServer server = new MockWebServer();
+	private static final PathDispatcher dispatcher = payments.dispatcher();
 
 	@Autowired
 	private Outbox outbox;
@@ -59,16 +57,12 @@ class OutboxAssertionsTests {
 
 	@DynamicPropertySource
 	static void outbox(DynamicPropertyRegistry registry) throws IOException {
-		String jdbcUrl = TestDatabase.createDatabase();
-		server.setDispatcher(dispatcher);
-		server.start();
-		registry.add("spring.datasource.url", () -> jdbcUrl);
-		registry.add("retry-outbox.destinations.payments.base-url", () -> "http://localhost:" + server.getPort());
+		payments.register(registry);
 	}
 
 	@AfterAll
 	static void stopServer() {
-		server.close();
+		payments.close();
 	}
 
 	@BeforeEach

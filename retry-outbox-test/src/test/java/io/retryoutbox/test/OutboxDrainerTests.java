@@ -14,9 +14,7 @@ import io.retryoutbox.message.StoredMessage;
 import io.retryoutbox.relay.DestinationState;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.PathDispatcher;
-import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
 import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -46,9 +44,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 @AutoConfigureRetryOutbox
 class OutboxDrainerTests {
 
-	private static final PathDispatcher dispatcher = new PathDispatcher();
+	private static final PaymentsDestination payments = new PaymentsDestination();
 
-	private static final MockWebServer server = new MockWebServer();
+	private static final PathDispatcher dispatcher = payments.dispatcher();
 
 	@Autowired
 	private Outbox outbox;
@@ -73,16 +71,12 @@ class OutboxDrainerTests {
 
 	@DynamicPropertySource
 	static void outbox(DynamicPropertyRegistry registry) throws IOException {
-		String jdbcUrl = TestDatabase.createDatabase();
-		server.setDispatcher(dispatcher);
-		server.start();
-		registry.add("spring.datasource.url", () -> jdbcUrl);
-		registry.add("retry-outbox.destinations.payments.base-url", () -> "http://localhost:" + server.getPort());
+		payments.register(registry);
 	}
 
 	@AfterAll
 	static void stopServer() {
-		server.close();
+		payments.close();
 	}
 
 	@BeforeEach

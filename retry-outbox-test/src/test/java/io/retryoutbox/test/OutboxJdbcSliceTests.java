@@ -7,8 +7,6 @@ import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.testsupport.PathDispatcher;
-import io.retryoutbox.testsupport.TestDatabase;
-import mockwebserver3.MockWebServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -35,9 +33,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Transactional(propagation = Propagation.NOT_SUPPORTED)
 class OutboxJdbcSliceTests {
 
-	private static final PathDispatcher dispatcher = new PathDispatcher();
+	private static final PaymentsDestination payments = new PaymentsDestination();
 
-	private static final MockWebServer server = new MockWebServer();
+	private static final PathDispatcher dispatcher = payments.dispatcher();
 
 	@Autowired
 	private Outbox outbox;
@@ -53,16 +51,12 @@ class OutboxJdbcSliceTests {
 
 	@DynamicPropertySource
 	static void outbox(DynamicPropertyRegistry registry) throws IOException {
-		String jdbcUrl = TestDatabase.createDatabase();
-		server.setDispatcher(dispatcher);
-		server.start();
-		registry.add("spring.datasource.url", () -> jdbcUrl);
-		registry.add("retry-outbox.destinations.payments.base-url", () -> "http://localhost:" + server.getPort());
+		payments.register(registry);
 	}
 
 	@AfterAll
 	static void stopServer() {
-		server.close();
+		payments.close();
 	}
 
 	@Test
