@@ -1,8 +1,16 @@
 package io.retryoutbox;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 
 import io.retryoutbox.message.MessageFilter;
 import io.retryoutbox.message.OutboxRepair;
@@ -61,7 +69,10 @@ class PerKeyOrderingIntegrationTests {
 	}
 
 	private static long heldKeys(AssertableApplicationContext context) {
-		return OutboxContexts.jdbc(context).sql("SELECT count(*) FROM retry_outbox_key").query(Long.class).single();
+		return OutboxContexts.jdbc(context)
+			.sql("SELECT count(DISTINCT ordering_key) FROM retry_outbox_message WHERE holds_key")
+			.query(Long.class)
+			.single();
 	}
 
 	private static String status(AssertableApplicationContext context, UUID id) {
@@ -185,6 +196,73 @@ class PerKeyOrderingIntegrationTests {
 			assertThat(received().stream().skip(before)).containsExactly("/k/1", "/k/2");
 			// The key is released by the relay's next pass, after the delivery was
 			// written.
+			await().atMost(Duration.ofSeconds(20)).until(() -> heldKeys(context) == 0);
+		});
+	}
+
+	@Test
+	void enqueuesAKeyedMessageWhileAnotherOpenTransactionHoldsAMessageOfTheSameKey() throws Exception {
+		runner().run((context) -> {
+			CountDownLatch sent = new CountDownLatch(1);
+			CountDownLatch commit = new CountDownLatch(1);
+			CompletableFuture<UUID> open = CompletableFuture
+				.supplyAsync(() -> OutboxContexts.transactions(context).execute((status) -> {
+					UUID id = context.getBean(Outbox.class)
+						.send(OutboxRequest.post("api", "/k/1").orderingKey("k").build());
+					sent.countDown();
+					await().atMost(Duration.ofSeconds(20)).until(() -> commit.getCount() == 0);
+					return id;
+				}));
+			assertThat(sent.await(20, TimeUnit.SECONDS)).isTrue();
+			// Would block until the open transaction ends if the enqueue locked anything
+			// of
+			// its key.
+			UUID second = CompletableFuture.supplyAsync(() -> send(context, "/k/2", "k")).get(10, TimeUnit.SECONDS);
+			commit.countDown();
+			UUID first = open.get(20, TimeUnit.SECONDS);
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "DELIVERED".equals(status(context, first)) && "DELIVERED".equals(status(context, second)));
+			assertThat(received()).containsExactlyInAnyOrder("/k/1", "/k/2");
+			await().atMost(Duration.ofSeconds(20)).until(() -> heldKeys(context) == 0);
+		});
+	}
+
+	@Test
+	void keepsEachWritersOrderWhenWritersShareKeysWhileTheRelayRuns() throws Exception {
+		int writers = 4;
+		int perWriter = 40;
+		runner().run((context) -> {
+			ExecutorService executor = Executors.newFixedThreadPool(writers);
+			try {
+				List<Future<?>> running = new ArrayList<>();
+				for (int writer = 0; writer < writers; writer++) {
+					int w = writer;
+					running.add(executor.submit(() -> {
+						for (int i = 0; i < perWriter; i++) {
+							send(context, "/w" + w + "/" + i, "k" + (i % 2));
+						}
+					}));
+				}
+				for (Future<?> future : running) {
+					future.get(60, TimeUnit.SECONDS);
+				}
+			}
+			finally {
+				executor.shutdownNow();
+			}
+			await().atMost(Duration.ofSeconds(60)).until(() -> received().size() == writers * perWriter);
+			for (int writer = 0; writer < writers; writer++) {
+				for (int key = 0; key < 2; key++) {
+					String prefix = "/w" + writer + "/";
+					int k = key;
+					List<String> expected = IntStream.range(0, perWriter)
+						.filter((i) -> i % 2 == k)
+						.mapToObj((i) -> prefix + i)
+						.toList();
+					assertThat(received().stream().filter(expected::contains)).containsExactlyElementsOf(expected);
+				}
+			}
+			assertThat(received()).doesNotHaveDuplicates();
 			await().atMost(Duration.ofSeconds(20)).until(() -> heldKeys(context) == 0);
 		});
 	}

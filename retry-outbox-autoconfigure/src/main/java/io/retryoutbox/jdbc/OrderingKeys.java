@@ -26,16 +26,19 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The one owner of per-key order: every statement that changes a message's hold on its
- * ordering key ({@code is_head}, {@code holds_key}, {@code releasing}) or a key's count
- * of unfinished messages ({@code retry_outbox_key.unfinished}) is here.
+ * ordering key ({@code is_head}, {@code holds_key}, {@code releasing},
+ * {@code new_arrival}) is here, and so is the advisory lock per key that orders them.
  * <p>
- * The rules: a keyed message takes its key at enqueue (or replay) and counts as
- * unfinished; only a key's head may be claimed; a finished head is marked
- * {@code releasing}, and a release then drops its hold, counts it finished and promotes
- * the key's oldest waiting message; a dead message under {@code on-dead=block} keeps its
- * hold and parks the key until it is replayed or discarded; nothing deletes a message
- * that holds its key. Every path that finishes or removes a message (an outcome, an
- * invalid row, a discard) goes through the same mark, release and promote steps.
+ * The rules: a keyed message holds its key from enqueue (or replay) on, and arrives as
+ * neither head nor waiting ({@code new_arrival}), so that the enqueue writes no row but
+ * its own; only a key's head may be claimed; a relay admits arrivals under the key's
+ * lock, the oldest waiting or arrived message becoming the head if nothing holds it as
+ * head, the others waiting; a finished head is marked {@code releasing}, and a release
+ * then drops its hold and promotes the key's oldest waiting message under the same lock;
+ * a dead message under {@code on-dead=block} keeps its hold and parks the key until it is
+ * replayed or discarded; nothing deletes a message that holds its key. Every path that
+ * finishes or removes a message (an outcome, an invalid row, a discard) goes through the
+ * same mark, release and promote steps.
  */
 final class OrderingKeys {
 
@@ -51,16 +54,19 @@ final class OrderingKeys {
 			VALUES (?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?)
 			""";
 
-	// The upsert holds the key's row lock until the enqueuing transaction ends, which is
-	// what orders it against a relay promoting the key's next head.
+	// An arrival, admitted by a relay: the enqueue neither reads nor locks anything of
+	// its key, so it costs one row and never waits for a relay or another enqueue.
 	private static final String INSERT_KEYED = """
-			WITH k AS (
-				INSERT INTO {key} AS k (ordering_key, unfinished) VALUES (?, 1)
-				ON CONFLICT (ordering_key) DO UPDATE SET unfinished = k.unfinished + 1
-				RETURNING k.unfinished)
 			INSERT INTO {message} (id, destination, method, path, headers, body, content_type, ordering_key,
-				idempotency_key, trace_parent, trace_state, is_head, holds_key)
-			SELECT ?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, k.unfinished = 1, true FROM k
+				idempotency_key, trace_parent, trace_state, is_head, holds_key, new_arrival)
+			VALUES (?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, false, true, true)
+			""";
+
+	// Waits, unlike a relay: direct dispatch decides the head in the enqueuing
+	// transaction, so it must see every admission and promotion of the key that ran
+	// before.
+	private static final String LOCK_KEY = """
+			SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))
 			""";
 
 	// Direct dispatch: inserted as claimed by the enqueuing instance's relay, its first
@@ -74,23 +80,24 @@ final class OrderingKeys {
 			RETURNING created_at
 			""";
 
-	// The same for a keyed message: leased only if it heads its key, else it waits
-	// pending as INSERT_KEYED leaves it.
+	// The same for a keyed message, under the key's lock: leased as its head only if
+	// nothing else of the key is unfinished, else an arrival as INSERT_KEYED makes it.
 	private static final String INSERT_KEYED_LEASED = """
-			WITH k AS (
-				INSERT INTO {key} AS k (ordering_key, unfinished) VALUES (?, 1)
-				ON CONFLICT (ordering_key) DO UPDATE SET unfinished = k.unfinished + 1
-				RETURNING k.unfinished)
+			WITH free AS (
+				SELECT NOT EXISTS (SELECT 1 FROM {message} h WHERE h.ordering_key = ? AND h.is_head AND h.holds_key)
+					AND NOT EXISTS (SELECT 1 FROM {message} a WHERE a.ordering_key = ? AND a.new_arrival)
+					AND NOT EXISTS (SELECT 1 FROM {message} w WHERE w.ordering_key = ? AND w.status = {PENDING}
+						AND NOT w.is_head AND NOT w.new_arrival) AS head)
 			INSERT INTO {message} (id, destination, method, path, headers, body, content_type, ordering_key,
-				idempotency_key, trace_parent, trace_state, is_head, holds_key, status, attempts, last_attempt_at,
-				lease_owner, lease_until)
-			SELECT ?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, k.unfinished = 1, true,
-				CASE WHEN k.unfinished = 1 THEN {IN_FLIGHT} ELSE {PENDING} END,
-				CASE WHEN k.unfinished = 1 THEN 1 ELSE 0 END,
-				CASE WHEN k.unfinished = 1 THEN now() END,
-				CASE WHEN k.unfinished = 1 THEN ?::text END,
-				CASE WHEN k.unfinished = 1 THEN clock_timestamp() + ? * interval '1 millisecond' END
-			FROM k
+				idempotency_key, trace_parent, trace_state, is_head, holds_key, new_arrival, status, attempts,
+				last_attempt_at, lease_owner, lease_until)
+			SELECT ?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, free.head, true, NOT free.head,
+				CASE WHEN free.head THEN {IN_FLIGHT} ELSE {PENDING} END,
+				CASE WHEN free.head THEN 1 ELSE 0 END,
+				CASE WHEN free.head THEN now() END,
+				CASE WHEN free.head THEN ?::text END,
+				CASE WHEN free.head THEN clock_timestamp() + ? * interval '1 millisecond' END
+			FROM free
 			RETURNING CASE WHEN status = {IN_FLIGHT} THEN created_at END
 			""";
 
@@ -128,82 +135,80 @@ final class OrderingKeys {
 			SELECT count(*) FROM updated
 			""";
 
-	// SKIP LOCKED: a key locked by an enqueuing transaction is left for a later pass,
-	// so a relay never waits on an application transaction and cannot deadlock with one.
-	private static final String LOCK_RELEASABLE_KEYS = """
-			SELECT k.ordering_key FROM {key} k
-			WHERE k.ordering_key IN (SELECT ordering_key FROM {message} WHERE releasing)
-			ORDER BY k.ordering_key
-			LIMIT 1000
-			FOR UPDATE OF k SKIP LOCKED
+	// The keys with a released head or an arrival, each locked unless another relay
+	// holds it: a try-lock never waits, so relays cannot deadlock with each other or an
+	// operator's discard, and a key skipped now is taken at a later pass. The LIMIT
+	// applies before the locks are tried, so no lock is taken for a key left out.
+	private static final String LOCK_KEYS_TO_ADMIT = """
+			SELECT k.ordering_key FROM (
+				SELECT ordering_key FROM (
+					SELECT ordering_key FROM {message} WHERE releasing
+					UNION
+					SELECT ordering_key FROM {message} WHERE new_arrival) u
+				ORDER BY ordering_key
+				LIMIT 1000) k
+			WHERE pg_try_advisory_xact_lock(hashtext(?), hashtext(k.ordering_key))
 			""";
 
 	// An operator's discard waits for the keys instead: its rows are deleted right
-	// after, so their release cannot be left for a later pass.
+	// after, so their release cannot be left for a later pass. In order, so that two
+	// discards cannot deadlock.
 	private static final String LOCK_KEYS = """
-			SELECT ordering_key FROM {key} WHERE ordering_key = ANY (?::text[]) ORDER BY ordering_key FOR UPDATE
+			SELECT count(pg_advisory_xact_lock(hashtext(?), hashtext(k))) FROM (
+				SELECT DISTINCT k FROM unnest(?::text[]) AS k ORDER BY k) keys
 			""";
 
 	private static final String RELEASE = """
-			WITH released AS (
-				UPDATE {message} SET releasing = false, holds_key = false
-				WHERE releasing AND ordering_key = ANY (?::text[])
-				RETURNING ordering_key)
-			UPDATE {key} k SET unfinished = k.unfinished - r.n
-			FROM (SELECT ordering_key, count(*) AS n FROM released GROUP BY ordering_key) r
-			WHERE k.ordering_key = r.ordering_key
+			UPDATE {message} SET releasing = false, holds_key = false
+			WHERE releasing AND ordering_key = ANY (?::text[])
 			""";
 
-	// A statement of its own, so that its snapshot, taken after the keys were
-	// locked, sees every enqueue that committed before.
+	// A statement of its own, so that its snapshot, taken after the keys were locked,
+	// sees every enqueue, admission and release that committed before. A key that no
+	// head holds gets its oldest waiting or arrived message as head; its other arrivals
+	// wait.
 	private static final String PROMOTE = """
-			WITH promoted AS (
-				UPDATE {message} m SET is_head = true
-				WHERE m.id IN (
-					SELECT (SELECT x.id FROM {message} x
-							WHERE x.ordering_key = k.ordering_key AND x.status = {PENDING} AND NOT x.is_head
-							ORDER BY x.seq LIMIT 1)
-					FROM {key} k
-					WHERE k.ordering_key = ANY (?::text[]) AND k.unfinished > 0
-						AND NOT EXISTS (SELECT 1 FROM {message} h
-							WHERE h.ordering_key = k.ordering_key AND h.is_head AND h.holds_key))
-				RETURNING m.id
-			), forgotten AS (
-				DELETE FROM {key} WHERE ordering_key = ANY (?::text[]) AND unfinished <= 0
+			WITH next AS (
+				SELECT (SELECT c.id FROM (
+						(SELECT a.id, a.seq FROM {message} a
+							WHERE a.ordering_key = k.k AND a.new_arrival ORDER BY a.seq LIMIT 1)
+						UNION ALL
+						(SELECT w.id, w.seq FROM {message} w
+							WHERE w.ordering_key = k.k AND w.status = {PENDING} AND NOT w.is_head AND NOT w.new_arrival
+							ORDER BY w.seq LIMIT 1)) c
+					ORDER BY c.seq LIMIT 1) AS id
+				FROM unnest(?::text[]) AS k(k)
+				WHERE NOT EXISTS (SELECT 1 FROM {message} h WHERE h.ordering_key = k.k AND h.is_head AND h.holds_key)
+			), admitted AS (
+				UPDATE {message} m SET is_head = m.id IN (SELECT id FROM next WHERE id IS NOT NULL), new_arrival = false
+				WHERE (m.ordering_key = ANY (?::text[]) AND m.new_arrival)
+					OR m.id IN (SELECT id FROM next WHERE id IS NOT NULL)
+				RETURNING m.is_head
 			)
-			SELECT count(*) FROM promoted
+			SELECT count(*) FILTER (WHERE is_head) FROM admitted
 			""";
 
 	/**
-	 * A replayed message keeps its ordering key's order: one that had released its key
-	 * (it died with on-dead=skip) takes the key again and is the head only if nothing
-	 * else of the key is unfinished; otherwise it waits and, being the oldest, goes next.
+	 * A replayed message keeps its ordering key's order: one that still holds its key (it
+	 * parked it, on-dead=block) stays its head; one that had released it (on-dead=skip)
+	 * takes it again as an arrival, which a relay admits as the head if nothing else of
+	 * the key holds it, or else, being the oldest, as the next to go.
 	 */
 	private static final String REPLAY = """
 			WITH target AS (
-				SELECT m.id, m.attempts, m.ordering_key, m.holds_key, m.seq FROM {message} m
+				SELECT m.id, m.attempts, m.ordering_key, m.holds_key FROM {message} m
 				WHERE m.status = {DEAD} %s
 				ORDER BY m.seq
 				LIMIT :limit
 				FOR UPDATE SKIP LOCKED
-			), retaking AS (
-				SELECT ordering_key, count(*) AS n, min(seq) AS first_seq FROM target
-				WHERE ordering_key IS NOT NULL AND NOT holds_key
-				GROUP BY ordering_key
-			), retaken AS (
-				INSERT INTO {key} AS k (ordering_key, unfinished)
-				SELECT ordering_key, n FROM retaking ORDER BY ordering_key
-				ON CONFLICT (ordering_key) DO UPDATE SET unfinished = k.unfinished + EXCLUDED.unfinished
-				RETURNING k.ordering_key, k.unfinished
 			), replayed AS (
 				UPDATE {message} m
 				SET status = {PENDING}, attempts = 0, next_attempt_at = now(), created_at = now(),
 					dead_reason = NULL, last_status_code = NULL, last_error_code = NULL, last_error = NULL,
 					lease_owner = NULL, lease_until = NULL, delivered_at = NULL,
 					holds_key = m.ordering_key IS NOT NULL, releasing = false,
-					is_head = t.ordering_key IS NULL OR t.holds_key OR EXISTS (
-						SELECT 1 FROM retaken k JOIN retaking r ON r.ordering_key = k.ordering_key
-						WHERE k.ordering_key = t.ordering_key AND k.unfinished = r.n AND r.first_seq = t.seq)
+					is_head = t.ordering_key IS NULL OR t.holds_key,
+					new_arrival = t.ordering_key IS NOT NULL AND NOT t.holds_key
 				FROM target t
 				WHERE m.id = t.id
 				RETURNING m.id, t.attempts
@@ -250,7 +255,9 @@ final class OrderingKeys {
 
 	private final String finish;
 
-	private final String lockReleasableKeys;
+	private final String lockKey;
+
+	private final String lockKeysToAdmit;
 
 	private final String lockKeys;
 
@@ -269,7 +276,8 @@ final class OrderingKeys {
 		this.insertLeased = Sql.render(INSERT_LEASED, tables);
 		this.insertKeyedLeased = Sql.render(INSERT_KEYED_LEASED, tables);
 		this.finish = Sql.render(FINISH, tables);
-		this.lockReleasableKeys = Sql.render(LOCK_RELEASABLE_KEYS, tables);
+		this.lockKey = Sql.render(LOCK_KEY, tables);
+		this.lockKeysToAdmit = Sql.render(LOCK_KEYS_TO_ADMIT, tables);
 		this.lockKeys = Sql.render(LOCK_KEYS, tables);
 		this.release = Sql.render(RELEASE, tables);
 		this.promote = Sql.render(PROMOTE, tables);
@@ -278,7 +286,7 @@ final class OrderingKeys {
 
 	/**
 	 * Inserts a message, due now, in the caller's transaction if there is one; a keyed
-	 * one takes its key, and heads it if nothing else of the key is unfinished.
+	 * one takes its key as an arrival, which a relay admits.
 	 */
 	void insert(NewMessage message) {
 		List<Object> params = columns(message);
@@ -286,7 +294,7 @@ final class OrderingKeys {
 			this.jdbc.sql(this.insert).params(params).update();
 			return;
 		}
-		this.jdbc.sql(this.insertKeyed).params(keyed(message, params)).update();
+		this.jdbc.sql(this.insertKeyed).params(params).update();
 	}
 
 	/**
@@ -300,9 +308,14 @@ final class OrderingKeys {
 		List<Object> params = new ArrayList<>(columns(message));
 		params.add(owner);
 		params.add(lease.toMillis());
-		boolean keyed = message.orderingKey() != null;
-		List<OffsetDateTime> created = this.jdbc.sql(keyed ? this.insertKeyedLeased : this.insertLeased)
-			.params(keyed ? keyed(message, params) : params)
+		String key = message.orderingKey();
+		if (key != null) {
+			this.jdbc.sql(this.lockKey).params(this.tables.message(), key).query((rs) -> {
+			});
+			params.addAll(0, List.of(key, key, key));
+		}
+		List<OffsetDateTime> created = this.jdbc.sql((key != null) ? this.insertKeyedLeased : this.insertLeased)
+			.params(params)
 			.query((rs, row) -> rs.getObject(1, OffsetDateTime.class))
 			.list();
 		OffsetDateTime leased = created.get(0);
@@ -313,13 +326,6 @@ final class OrderingKeys {
 		return List.of(message.id(), message.destination(), message.method(), message.path(), message.headersJson(),
 				nullable(message.body()), nullable(message.contentType()), nullable(message.orderingKey()),
 				message.idempotencyKey(), nullable(message.traceParent()), nullable(message.traceState()));
-	}
-
-	private static List<Object> keyed(NewMessage message, List<Object> params) {
-		List<Object> keyed = new ArrayList<>(params.size() + 1);
-		keyed.add(message.orderingKey());
-		keyed.addAll(params);
-		return keyed;
 	}
 
 	/**
@@ -356,14 +362,18 @@ final class OrderingKeys {
 	}
 
 	/**
-	 * Releases the keys of messages marked releasing and promotes each key's next
-	 * message, except keys that an enqueuing transaction holds right now; those are left
+	 * Releases the keys of messages marked releasing and admits arrivals, promoting each
+	 * key's next message, except keys that another relay holds right now; those are left
 	 * for a later call.
-	 * @return the number of keys released, and of messages that became their key's head
+	 * @return the number of keys released or admitted to, and of messages that became
+	 * their key's head
 	 */
 	Released releaseKeys() {
 		Released released = this.transactions.execute((status) -> {
-			List<String> keys = this.jdbc.sql(this.lockReleasableKeys).query(String.class).list();
+			List<String> keys = this.jdbc.sql(this.lockKeysToAdmit)
+				.param(this.tables.message())
+				.query(String.class)
+				.list();
 			int promoted = keys.isEmpty() ? 0 : release(keys.toArray(String[]::new));
 			return new Released(keys.size(), promoted);
 		});
@@ -415,7 +425,7 @@ final class OrderingKeys {
 			});
 			if (!keys.isEmpty()) {
 				String[] array = keys.toArray(String[]::new);
-				this.jdbc.sql(this.lockKeys).param(array).query(String.class).list();
+				this.jdbc.sql(this.lockKeys).params(this.tables.message(), array).query(Long.class).single();
 				release(array);
 			}
 			if (!ids.isEmpty()) {
@@ -428,9 +438,8 @@ final class OrderingKeys {
 
 	/**
 	 * The release proper, for keys locked in the current transaction: the releasing
-	 * messages drop their hold and count as finished, then each key's next message is
-	 * promoted unless the key still has a holding head, and keys with nothing unfinished
-	 * are forgotten.
+	 * messages drop their hold, then each key that no head holds gets its oldest waiting
+	 * or arrived message as head, and the other arrivals wait.
 	 */
 	private int release(String[] keys) {
 		this.jdbc.sql(this.release).param(keys).update();

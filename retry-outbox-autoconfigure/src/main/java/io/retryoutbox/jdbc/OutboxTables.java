@@ -6,11 +6,10 @@ import org.jspecify.annotations.Nullable;
  * The qualified names of the outbox tables.
  *
  * @param message the message table, e.g. {@code "outbox".retry_outbox_message}
- * @param key the table of ordering keys with unfinished messages
  * @param attempt the attempt log table, e.g. {@code "outbox".retry_outbox_attempt}
  * @param pause the table of destination pauses shared by the relay instances
  */
-public record OutboxTables(String message, String key, String attempt, String pause) {
+public record OutboxTables(String message, String attempt, String pause) {
 
 	/**
 	 * Names the tables in a schema.
@@ -19,8 +18,8 @@ public record OutboxTables(String message, String key, String attempt, String pa
 	 */
 	public static OutboxTables in(@Nullable String schema) {
 		String prefix = (schema != null && !schema.isBlank()) ? quote(schema) + "." : "";
-		return new OutboxTables(prefix + "retry_outbox_message", prefix + "retry_outbox_key",
-				prefix + "retry_outbox_attempt", prefix + "retry_outbox_pause");
+		return new OutboxTables(prefix + "retry_outbox_message", prefix + "retry_outbox_attempt",
+				prefix + "retry_outbox_pause");
 	}
 
 	private static String quote(String identifier) {

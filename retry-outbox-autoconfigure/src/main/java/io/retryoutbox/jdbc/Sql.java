@@ -8,8 +8,8 @@ import io.retryoutbox.message.MessageStatus;
 
 /**
  * Renders a statement template once, when its class is built: {@code {message}},
- * {@code {key}}, {@code {attempt}} and {@code {pause}} become the qualified table names,
- * and {@code {PENDING}}, {@code {RETRY}} and the other names of {@link MessageStatus} and
+ * {@code {attempt}} and {@code {pause}} become the qualified table names, and
+ * {@code {PENDING}}, {@code {RETRY}} and the other names of {@link MessageStatus} and
  * {@link AttemptOutcome} become SQL literals. Statuses are thus written from the enums,
  * while the statement stays readable and the planner still sees literals that match the
  * partial indexes; a misspelt placeholder fails at startup, not on some later call.
@@ -35,8 +35,6 @@ final class Sql {
 		switch (name) {
 			case "message":
 				return tables.message();
-			case "key":
-				return tables.key();
 			case "attempt":
 				return tables.attempt();
 			case "pause":

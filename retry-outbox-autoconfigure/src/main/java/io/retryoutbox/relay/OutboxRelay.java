@@ -522,12 +522,14 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			this.pauses.sync(this.flows, this.settings.pollInterval());
 			sendHandedOver();
 			List<Outcome> outcomes = drainCompleted();
-			boolean releaseKeys = recovered || outcomes.stream().anyMatch(Outcome::releasesKey);
 			// Only when something may be due, else only if a released key got a new
 			// head: a poll that writes outcomes or sends what direct dispatch handed
 			// over would claim nothing.
 			boolean claim = this.running
 					&& (this.claimWanted.getAndSet(false) || recovered || !this.backlogged.isEmpty());
+			// A claim is wanted after an enqueue, whose keyed message waits to be
+			// admitted.
+			boolean releaseKeys = recovered || claim || outcomes.stream().anyMatch(Outcome::releasesKey);
 			boolean mayClaim = claim || (this.running && releaseKeys);
 			Map<String, Integer> limits = mayClaim ? claimLimits() : Map.of();
 			if (mayClaim && limits.isEmpty()) {

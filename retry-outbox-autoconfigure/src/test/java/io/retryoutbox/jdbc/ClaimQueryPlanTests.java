@@ -37,10 +37,6 @@ class ClaimQueryPlanTests {
 							now() - interval '1 hour' + i * interval '1 millisecond', i < 10000, true
 						FROM generate_series(0, 999999) AS i
 						""");
-				statement.execute("""
-						INSERT INTO retry_outbox_key (ordering_key, unfinished)
-						SELECT 'key-' || i, 100 FROM generate_series(0, 9999) AS i
-						""");
 				statement.execute("ANALYZE retry_outbox_message");
 			}
 			assertReadsOnlyTheBatch(connection);

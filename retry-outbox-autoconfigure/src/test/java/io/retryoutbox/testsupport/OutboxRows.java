@@ -59,12 +59,6 @@ public final class OutboxRows {
 			.params(id, id.toString(), status, orderingKey, dueAgo.toMillis(), Math.max(dueAgo.toMillis(), 0), status,
 					orderingKey, orderingKey, orderingKey)
 			.update();
-		if (orderingKey != null) {
-			OutboxContexts.jdbc(context).sql("""
-					INSERT INTO retry_outbox_key AS k (ordering_key, unfinished) VALUES (?, 1)
-					ON CONFLICT (ordering_key) DO UPDATE SET unfinished = k.unfinished + 1
-					""").param(orderingKey).update();
-		}
 		return id;
 	}
 

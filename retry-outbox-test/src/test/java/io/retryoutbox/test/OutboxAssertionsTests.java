@@ -67,8 +67,7 @@ class OutboxAssertionsTests {
 
 	@BeforeEach
 	void emptyTheOutbox() {
-		this.jdbc.sql("TRUNCATE retry_outbox_attempt, retry_outbox_message, retry_outbox_key, retry_outbox_pause")
-			.update();
+		this.jdbc.sql("TRUNCATE retry_outbox_attempt, retry_outbox_message, retry_outbox_pause").update();
 	}
 
 	@Test

@@ -82,8 +82,7 @@ class OutboxDrainerTests {
 	@BeforeEach
 	void emptyTheOutboxAndCheckTheClockWasReset() {
 		assertThat(this.clock.ahead()).as("the test clock, reset before each test").isZero();
-		this.jdbc.sql("TRUNCATE retry_outbox_attempt, retry_outbox_message, retry_outbox_key, retry_outbox_pause")
-			.update();
+		this.jdbc.sql("TRUNCATE retry_outbox_attempt, retry_outbox_message, retry_outbox_pause").update();
 	}
 
 	@Test
