@@ -22,7 +22,6 @@ import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.Assert;
 
@@ -107,7 +106,7 @@ final class JdbcOutboxStore implements OutboxStore {
 	JdbcOutboxStore(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper, OrderingKeys keys,
 			JdbcOutboxComponents.AttemptLog attemptLog, OutboxClock clock) {
 		this.jdbc = JdbcClient.create(dataSource);
-		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		this.transactions = RelayTransactions.create(dataSource);
 		this.jsonMapper = jsonMapper;
 		this.keys = keys;
 		this.attemptLog = attemptLog;

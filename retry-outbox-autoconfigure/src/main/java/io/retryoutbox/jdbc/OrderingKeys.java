@@ -21,7 +21,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.SqlParameterValue;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -139,7 +138,7 @@ final class OrderingKeys {
 	// holds it: a try-lock never waits, so relays cannot deadlock with each other or an
 	// operator's discard, and a key skipped now is taken at a later pass. The LIMIT
 	// applies before the locks are tried, so no lock is taken for a key left out.
-	private static final String LOCK_KEYS_TO_ADMIT = """
+	static final String LOCK_KEYS_TO_ADMIT = """
 			SELECT k.ordering_key FROM (
 				SELECT ordering_key FROM (
 					SELECT ordering_key FROM {message} WHERE releasing
@@ -164,7 +163,10 @@ final class OrderingKeys {
 			""";
 
 	// A statement of its own, so that its snapshot, taken after the keys were locked,
-	// sees every enqueue, admission and release that committed before. A key that no
+	// sees every enqueue, admission and release that committed before. The rows to
+	// update are looked up as an array of ids, so that the update reads them by primary
+	// key: an OR of the two conditions made the planner scan the whole table. A key that
+	// no
 	// head holds gets its oldest waiting or arrived message as head; its other arrivals
 	// wait.
 	private static final String PROMOTE = """
@@ -179,10 +181,18 @@ final class OrderingKeys {
 					ORDER BY c.seq LIMIT 1) AS id
 				FROM unnest(?::text[]) AS k(k)
 				WHERE NOT EXISTS (SELECT 1 FROM {message} h WHERE h.ordering_key = k.k AND h.is_head AND h.holds_key)
+			), heads AS (
+				SELECT ARRAY(SELECT id FROM next WHERE id IS NOT NULL) AS ids
+			), targets AS (
+				SELECT ARRAY(
+					SELECT a.id FROM unnest(?::text[]) AS k(k)
+						JOIN {message} a ON a.ordering_key = k.k AND a.new_arrival
+					UNION
+					SELECT id FROM next WHERE id IS NOT NULL) AS ids
 			), admitted AS (
-				UPDATE {message} m SET is_head = m.id IN (SELECT id FROM next WHERE id IS NOT NULL), new_arrival = false
-				WHERE (m.ordering_key = ANY (?::text[]) AND m.new_arrival)
-					OR m.id IN (SELECT id FROM next WHERE id IS NOT NULL)
+				UPDATE {message} m SET is_head = m.id = ANY (heads.ids), new_arrival = false
+				FROM heads, targets
+				WHERE m.id = ANY (targets.ids)
 				RETURNING m.is_head
 			)
 			SELECT count(*) FILTER (WHERE is_head) FROM admitted
@@ -269,7 +279,7 @@ final class OrderingKeys {
 
 	OrderingKeys(DataSource dataSource, OutboxTables tables) {
 		this.jdbc = JdbcClient.create(dataSource);
-		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		this.transactions = RelayTransactions.create(dataSource);
 		this.tables = tables;
 		this.insert = Sql.render(INSERT, tables);
 		this.insertKeyed = Sql.render(INSERT_KEYED, tables);

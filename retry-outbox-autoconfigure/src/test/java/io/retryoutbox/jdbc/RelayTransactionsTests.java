@@ -1,0 +1,71 @@
+package io.retryoutbox.jdbc;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import javax.sql.DataSource;
+
+import io.retryoutbox.testsupport.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The relay's statements are planned for the outbox as it is when they run: a relay that
+ * started on an empty outbox must not keep scanning it whole once it has grown.
+ */
+class RelayTransactionsTests {
+
+	private final DataSource dataSource = new DriverManagerDataSource(TestDatabase.createDatabase());
+
+	@Test
+	void plansTheKeyAdmissionForTheGrownTableAfterManyRunsOnTheEmptyOne() {
+		String plan = planAfterTheTableGrew(RelayTransactions.create(this.dataSource));
+		assertThat(plan).contains("retry_outbox_message_arrival_idx").doesNotContain("Seq Scan");
+	}
+
+	@Test
+	void aPlainTransactionKeepsThePlanMadeForTheEmptyTable() {
+		// Why the relay's transactions plan each statement: without it, the plan cached
+		// on the empty table reads every row of the grown one.
+		String plan = planAfterTheTableGrew(new TransactionTemplate(new DataSourceTransactionManager(this.dataSource)));
+		assertThat(plan).contains("Seq Scan on retry_outbox_message");
+	}
+
+	private String planAfterTheTableGrew(TransactionTemplate transactions) {
+		new OutboxSchemaInitializer(this.dataSource, null).afterPropertiesSet();
+		String statement = numbered(Sql.render(OrderingKeys.LOCK_KEYS_TO_ADMIT, OutboxTables.in(null)));
+		String plan = transactions.execute((status) -> {
+			JdbcClient jdbc = JdbcClient.create(this.dataSource);
+			jdbc.sql("PREPARE admit(text) AS " + statement).update();
+			for (int i = 0; i < 10; i++) {
+				jdbc.sql("EXECUTE admit('retry_outbox_message')").query(String.class).list();
+			}
+			jdbc.sql("""
+					INSERT INTO retry_outbox_message (id, destination, method, path, ordering_key, idempotency_key,
+						status, is_head, holds_key, new_arrival)
+					SELECT gen_random_uuid(), 'api', 'POST', '/x', 'key-' || (i % 100), 'k' || i,
+						CASE WHEN i < 100 THEN 'PENDING' ELSE 'DELIVERED' END, false, i < 100, i < 100
+					FROM generate_series(0, 99999) AS i
+					""").update();
+			List<String> lines = jdbc.sql("EXPLAIN EXECUTE admit('retry_outbox_message')").query(String.class).list();
+			return String.join("\n", lines);
+		});
+		assertThat(plan).isNotNull();
+		return plan;
+	}
+
+	private static String numbered(String sql) {
+		AtomicInteger parameter = new AtomicInteger();
+		Matcher matcher = Pattern.compile("\\?").matcher(sql);
+		return matcher.replaceAll((match) -> "\\$" + parameter.incrementAndGet());
+	}
+
+}
