@@ -32,12 +32,13 @@ import org.springframework.transaction.support.TransactionTemplate;
  * neither head nor waiting ({@code new_arrival}), so that the enqueue writes no row but
  * its own; only a key's head may be claimed; a relay admits arrivals under the key's
  * lock, the oldest waiting or arrived message becoming the head if nothing holds it as
- * head, the others waiting; a finished head is marked {@code releasing}, and a release
- * then drops its hold and promotes the key's oldest waiting message under the same lock;
- * a dead message under {@code on-dead=block} keeps its hold and parks the key until it is
+ * head, the others waiting; a finished head drops its hold in its outcome's write if the
+ * round locked its key first, else it is marked {@code releasing} and a later release
+ * drops it, and either way the key's oldest waiting message is promoted under the lock; a
+ * dead message under {@code on-dead=block} keeps its hold and parks the key until it is
  * replayed or discarded; nothing deletes a message that holds its key. Every path that
  * finishes or removes a message (an outcome, an invalid row, a discard) goes through the
- * same mark, release and promote steps.
+ * same lock, release and promote steps.
  */
 final class OrderingKeys {
 
@@ -102,11 +103,15 @@ final class OrderingKeys {
 
 	/**
 	 * The new state of each row and, in the same statement, its attempt log row (unless
-	 * the log is off, the last parameter). A finished head that gives its key up is
-	 * marked releasing; the release itself happens in {@link #releaseKeys()}.
+	 * the log is off, the last parameter). A finished head that gives its key up drops
+	 * its hold at once if the round locked its key (the first parameter), and the
+	 * promotion follows in the same transaction; else it is marked releasing, for the
+	 * release of a later pass.
 	 */
 	private static final String FINISH = """
-			WITH updated AS (
+			WITH locked AS (
+				SELECT ?::text[] AS keys
+			), updated AS (
 				UPDATE {message} m
 				SET status = v.status,
 					next_attempt_at = COALESCE(v.next_attempt_at::timestamptz, m.next_attempt_at),
@@ -114,8 +119,9 @@ final class OrderingKeys {
 					last_error = left(v.error, 2000), dead_reason = v.dead_reason,
 					delivered_at = CASE WHEN v.status = {DELIVERED} THEN now() END,
 					lease_owner = NULL, lease_until = NULL,
-					releasing = m.holds_key AND v.releases_key::boolean
-				FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
+					releasing = m.holds_key AND v.releases_key::boolean AND NOT m.ordering_key = ANY (locked.keys),
+					holds_key = m.holds_key AND NOT (v.releases_key::boolean AND m.ordering_key = ANY (locked.keys))
+				FROM locked, unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
 						?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
 					AS v(id, status, outcome, next_attempt_at, status_code, error_code, error, dead_reason,
 						releases_key, started_at, duration_ms, delay_ms, delay_reason, response_snippet)
@@ -134,13 +140,16 @@ final class OrderingKeys {
 			SELECT count(*) FROM updated
 			""";
 
-	// The keys with a released head or an arrival, each locked unless another relay
+	// The keys with a released head, an arrival or a head whose outcome the round is
+	// about to write (their ids, the first parameter), each locked unless another relay
 	// holds it: a try-lock never waits, so relays cannot deadlock with each other or an
 	// operator's discard, and a key skipped now is taken at a later pass. The LIMIT
 	// applies before the locks are tried, so no lock is taken for a key left out.
 	static final String LOCK_KEYS_TO_ADMIT = """
 			SELECT k.ordering_key FROM (
 				SELECT ordering_key FROM (
+					SELECT ordering_key FROM {message} WHERE id = ANY (?::uuid[]) AND holds_key
+					UNION
 					SELECT ordering_key FROM {message} WHERE releasing
 					UNION
 					SELECT ordering_key FROM {message} WHERE new_arrival) u
@@ -342,7 +351,8 @@ final class OrderingKeys {
 	 * Writes the outcomes of a batch, and their attempt log rows, in one statement.
 	 * @return the number of rows written; fewer when another relay took a lease over
 	 */
-	int finish(String owner, List<Outcome> outcomes, JdbcOutboxComponents.AttemptLog attemptLog) {
+	int finish(String owner, List<Outcome> outcomes, JdbcOutboxComponents.AttemptLog attemptLog,
+			List<String> lockedKeys) {
 		int size = outcomes.size();
 		String[][] columns = new String[14][size];
 		for (int i = 0; i < size; i++) {
@@ -352,7 +362,9 @@ final class OrderingKeys {
 				columns[column][i] = row[column];
 			}
 		}
-		List<Object> params = new ArrayList<>(List.of((Object[]) columns));
+		List<Object> params = new ArrayList<>();
+		params.add(lockedKeys.toArray(String[]::new));
+		params.addAll(List.of((Object[]) columns));
 		params.add(owner);
 		params.add(attemptLog.enabled());
 		return this.jdbc.sql(this.finish).params(params).query(Integer.class).single();
@@ -379,15 +391,31 @@ final class OrderingKeys {
 	 * their key's head
 	 */
 	Released releaseKeys() {
-		Released released = this.transactions.execute((status) -> {
-			List<String> keys = this.jdbc.sql(this.lockKeysToAdmit)
-				.param(this.tables.message())
-				.query(String.class)
-				.list();
-			int promoted = keys.isEmpty() ? 0 : release(keys.toArray(String[]::new));
-			return new Released(keys.size(), promoted);
-		});
+		Released released = this.transactions.execute((status) -> release(lockKeys(List.of())));
 		return (released != null) ? released : new Released(0, 0);
+	}
+
+	/**
+	 * Locks, until the caller's transaction ends, the keys that {@link #release} may
+	 * release or admit to: those of messages marked releasing, of arrivals, and of the
+	 * given messages that hold their key, whose outcome the caller writes next. Keys
+	 * another relay holds are left out.
+	 * @param finishing the messages whose outcomes are written in this transaction
+	 * @return the keys locked
+	 */
+	List<String> lockKeys(List<UUID> finishing) {
+		String[] ids = finishing.stream().map(UUID::toString).toArray(String[]::new);
+		return this.jdbc.sql(this.lockKeysToAdmit).params(ids, this.tables.message()).query(String.class).list();
+	}
+
+	/**
+	 * Releases and admits, for keys {@link #lockKeys} locked in the current transaction.
+	 * @param keys the keys locked
+	 * @return what was released
+	 */
+	Released release(List<String> keys) {
+		int promoted = keys.isEmpty() ? 0 : release(keys.toArray(String[]::new));
+		return new Released(keys.size(), promoted);
 	}
 
 	/**

@@ -13,6 +13,7 @@ import javax.sql.DataSource;
 import io.retryoutbox.RetryDecision;
 import io.retryoutbox.RetryDecision.DeadReason;
 import io.retryoutbox.message.Outcome;
+import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.testsupport.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -160,6 +161,54 @@ class JdbcOutboxStoreTests {
 			.satisfies((message) -> assertThat(message.id()).isEqualTo(id));
 	}
 
+	@Test
+	void givesAFinishedHeadsKeyToItsSuccessorAndClaimsItInTheRoundThatWritesTheOutcome() {
+		UUID first = insert("k");
+		UUID second = insert("k");
+		OutboxStore.Round admitted = this.store.round("relay-a", List.of(), true, Map.of("api", 10), false,
+				Duration.ofMinutes(1));
+		assertThat(admitted.claimed()).singleElement()
+			.satisfies((message) -> assertThat(message.id()).isEqualTo(first));
+		Outcome delivered = new Outcome(first, new RetryDecision.Delivered(), true, 200, null, null, Instant.now(),
+				Duration.ofMillis(5));
+		OutboxStore.Round round = this.store.round("relay-a", List.of(delivered), true, Map.of("api", 10), false,
+				Duration.ofMinutes(1));
+		assertThat(round.written()).isOne();
+		assertThat(round.claimed()).singleElement().satisfies((message) -> assertThat(message.id()).isEqualTo(second));
+		// Given up in the outcome's own write: nothing is left for a later release.
+		assertThat(row(first)).containsEntry("holds_key", false).containsEntry("releasing", false);
+		assertThat(row(second)).containsEntry("is_head", true).containsEntry("status", "IN_FLIGHT");
+	}
+
+	@Test
+	void marksAFinishedHeadReleasingWhenAnotherRelayHoldsItsKeyAndReleasesItOnceFree() throws Exception {
+		UUID first = insert("k");
+		UUID second = insert("k");
+		assertThat(
+				this.store.round("relay-a", List.of(), true, Map.of("api", 10), false, Duration.ofMinutes(1)).claimed())
+			.hasSize(1);
+		Outcome delivered = new Outcome(first, new RetryDecision.Delivered(), true, 200, null, null, Instant.now(),
+				Duration.ofMillis(5));
+		try (Connection other = this.dataSource.getConnection()) {
+			other.setAutoCommit(false);
+			try (PreparedStatement lock = other
+				.prepareStatement("SELECT pg_advisory_xact_lock(hashtext('retry_outbox_message'), hashtext('k'))")) {
+				lock.executeQuery().close();
+			}
+			OutboxStore.Round round = this.store.round("relay-a", List.of(delivered), true, Map.of("api", 10), false,
+					Duration.ofMinutes(1));
+			assertThat(round.written()).isOne();
+			assertThat(round.claimed()).isEmpty();
+			assertThat(row(first)).containsEntry("holds_key", true).containsEntry("releasing", true);
+			other.rollback();
+		}
+		assertThat(
+				this.store.round("relay-a", List.of(), true, Map.of("api", 10), false, Duration.ofMinutes(1)).claimed())
+			.singleElement()
+			.satisfies((message) -> assertThat(message.id()).isEqualTo(second));
+		assertThat(row(first)).containsEntry("holds_key", false).containsEntry("releasing", false);
+	}
+
 	private UUID insert() {
 		UUID id = UUID.randomUUID();
 		this.keys.insert(new NewMessage(id, "api", "POST", "/charges", "{}", null, null, null, id.toString()));
@@ -171,6 +220,12 @@ class JdbcOutboxStoreTests {
 		this.jdbc.sql("UPDATE retry_outbox_message SET lease_until = now() - interval '1 second' WHERE id = ?")
 			.param(id)
 			.update();
+	}
+
+	private UUID insert(String key) {
+		UUID id = UUID.randomUUID();
+		this.keys.insert(new NewMessage(id, "api", "POST", "/charges", "{}", null, null, key, id.toString()));
+		return id;
 	}
 
 	private Map<String, Object> row(UUID id) {

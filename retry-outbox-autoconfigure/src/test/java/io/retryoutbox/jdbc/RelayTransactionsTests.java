@@ -44,9 +44,9 @@ class RelayTransactionsTests {
 		String statement = numbered(Sql.render(OrderingKeys.LOCK_KEYS_TO_ADMIT, OutboxTables.in(null)));
 		String plan = transactions.execute((status) -> {
 			JdbcClient jdbc = JdbcClient.create(this.dataSource);
-			jdbc.sql("PREPARE admit(text) AS " + statement).update();
+			jdbc.sql("PREPARE admit(uuid[], text) AS " + statement).update();
 			for (int i = 0; i < 10; i++) {
-				jdbc.sql("EXECUTE admit('retry_outbox_message')").query(String.class).list();
+				jdbc.sql("EXECUTE admit('{}', 'retry_outbox_message')").query(String.class).list();
 			}
 			jdbc.sql("""
 					INSERT INTO retry_outbox_message (id, destination, method, path, ordering_key, idempotency_key,
@@ -55,7 +55,9 @@ class RelayTransactionsTests {
 						CASE WHEN i < 100 THEN 'PENDING' ELSE 'DELIVERED' END, false, i < 100, i < 100
 					FROM generate_series(0, 99999) AS i
 					""").update();
-			List<String> lines = jdbc.sql("EXPLAIN EXECUTE admit('retry_outbox_message')").query(String.class).list();
+			List<String> lines = jdbc.sql("EXPLAIN EXECUTE admit('{}', 'retry_outbox_message')")
+				.query(String.class)
+				.list();
 			return String.join("\n", lines);
 		});
 		assertThat(plan).isNotNull();
