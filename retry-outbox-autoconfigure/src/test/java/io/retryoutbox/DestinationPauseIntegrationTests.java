@@ -121,6 +121,17 @@ class DestinationPauseIntegrationTests {
 			List<String> owners = instances.stream()
 				.map((instance) -> instance.getBean(OutboxRelay.class).getOwner())
 				.toList();
+			// Either relay may have claimed the message and got the 429 (the enqueuing
+			// one is
+			// woken directly, the other by the notification); every instance names the
+			// same one.
+			String pausedBy = instances.get(0)
+				.getBean(OutboxEndpoint.class)
+				.summary()
+				.flows()
+				.get("payments")
+				.pausedBy();
+			assertThat(pausedBy).isIn(owners);
 			// Due an hour ago, but waiting for its paused destination: no lag.
 			UUID waiting = OutboxRows.insert(instances.get(0), "PENDING", null, Duration.ofHours(1));
 			for (ApplicationContext instance : instances) {
@@ -128,7 +139,7 @@ class DestinationPauseIntegrationTests {
 				assertThat(flow.state()).isEqualTo(DestinationState.PAUSED);
 				assertThat(flow.reason()).isEqualTo(PauseReason.RETRY_AFTER);
 				assertThat(flow.detail()).isEqualTo("HTTP 429 Retry-After 600s");
-				assertThat(flow.pausedBy()).isEqualTo(owners.get(1));
+				assertThat(flow.pausedBy()).isEqualTo(pausedBy);
 				assertThat(flow.pausedSince()).isAfter(before.minusSeconds(5));
 				assertThat(flow.pausedUntil()).isBetween(before.plusSeconds(590), Instant.now().plusSeconds(605));
 				Health health = instance.getBean(OutboxHealthIndicator.class).health(true);
