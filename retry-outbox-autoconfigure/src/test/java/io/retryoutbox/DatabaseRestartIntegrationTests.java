@@ -50,11 +50,7 @@ class DatabaseRestartIntegrationTests {
 	}
 
 	private List<String> received() {
-		return this.destination.dispatcher()
-			.requests()
-			.stream()
-			.map((request) -> request.getUrl().encodedPath())
-			.toList();
+		return this.destination.dispatcher().paths();
 	}
 
 	private Map<String, Set<String>> keysByPath() {

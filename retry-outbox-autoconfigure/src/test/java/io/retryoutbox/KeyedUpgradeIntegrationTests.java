@@ -69,11 +69,7 @@ class KeyedUpgradeIntegrationTests {
 	}
 
 	private List<String> received() {
-		return this.destination.dispatcher()
-			.requests()
-			.stream()
-			.map((request) -> request.getUrl().encodedPath())
-			.toList();
+		return this.destination.dispatcher().paths();
 	}
 
 	private static void insert(JdbcClient jdbc, String path, String key, String status, boolean head,

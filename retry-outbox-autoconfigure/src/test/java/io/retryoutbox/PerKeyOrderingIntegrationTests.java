@@ -59,7 +59,7 @@ class PerKeyOrderingIntegrationTests {
 	 * The paths of the requests received so far, in order.
 	 */
 	private List<String> received() {
-		return dispatcher().requests().stream().map((request) -> request.getUrl().encodedPath()).toList();
+		return dispatcher().paths();
 	}
 
 	private static UUID send(AssertableApplicationContext context, String path, String key) {

@@ -101,6 +101,14 @@ public final class PathDispatcher extends Dispatcher {
 	}
 
 	/**
+	 * The paths of the requests received so far.
+	 * @return the paths, in order
+	 */
+	public List<String> paths() {
+		return this.received.stream().map((received) -> received.request().getUrl().encodedPath()).toList();
+	}
+
+	/**
 	 * When the requests received so far arrived.
 	 * @return their {@link System#nanoTime()}, in the order of {@link #requests()}
 	 */
