@@ -141,12 +141,11 @@ final class JdbcOutboxStore implements OutboxStore {
 			return new Round(0, 0, List.of());
 		}
 		Round round = this.transactions.execute((status) -> {
-			// The keys first: a head whose key is locked here gives it up in its
-			// outcome's
-			// write, and its successor is promoted below, one row version fewer than a
-			// mark and a release.
+			// The keys first: a head whose key is locked here gives it up in
+			// its outcome's write, and its successor is promoted below, one
+			// row version fewer than a mark and a release.
 			List<String> locked = releaseKeys ? this.keys.lockKeys(releasing(outcomes)) : List.of();
-			int written = outcomes.isEmpty() ? 0 : this.keys.finish(owner, outcomes, this.attemptLog, locked);
+			int written = complete(owner, outcomes, locked);
 			OrderingKeys.Released released = releaseKeys ? this.keys.release(locked) : new OrderingKeys.Released(0, 0);
 			boolean claim = !limits.isEmpty() && (!claimOnlyIfPromoted || released.promoted() > 0);
 			List<Claim> claimed = claim ? claim(owner, limits, lease) : List.of();
@@ -158,7 +157,11 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	@Override
 	public int complete(String owner, List<Outcome> outcomes) {
-		return outcomes.isEmpty() ? 0 : this.keys.finish(owner, outcomes, this.attemptLog, List.of());
+		return complete(owner, outcomes, List.of());
+	}
+
+	private int complete(String owner, List<Outcome> outcomes, List<String> lockedKeys) {
+		return outcomes.isEmpty() ? 0 : this.keys.finish(owner, outcomes, this.attemptLog, lockedKeys);
 	}
 
 	private static List<UUID> releasing(List<Outcome> outcomes) {

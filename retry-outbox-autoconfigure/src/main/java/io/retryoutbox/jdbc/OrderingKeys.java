@@ -172,12 +172,10 @@ final class OrderingKeys {
 			""";
 
 	// A statement of its own, so that its snapshot, taken after the keys were locked,
-	// sees every enqueue, admission and release that committed before. The rows to
-	// update are looked up as an array of ids, so that the update reads them by primary
-	// key: an OR of the two conditions made the planner scan the whole table. A key that
-	// no
-	// head holds gets its oldest waiting or arrived message as head; its other arrivals
-	// wait.
+	// sees every enqueue, admission and release that committed before. A key that no head
+	// holds gets its oldest waiting or arrived message as head; its other arrivals wait.
+	// The rows to update are looked up as an array of ids, so that the update reads them
+	// by primary key: an OR of the two conditions made the planner scan the whole table.
 	private static final String PROMOTE = """
 			WITH next AS (
 				SELECT (SELECT c.id FROM (
