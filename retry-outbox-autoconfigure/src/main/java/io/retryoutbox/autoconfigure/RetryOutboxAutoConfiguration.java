@@ -328,7 +328,7 @@ public final class RetryOutboxAutoConfiguration {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay(),
-					Math.toIntExact(relay.getErrorBodyLimit().toBytes()));
+					Math.toIntExact(relay.getErrorBodyLimit().toBytes()), relay.getRunSize());
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
 					: defaultRetryPolicy(properties, jsonMapper, clock);
 			OutboxRelay outboxRelay = new OutboxRelay(store,

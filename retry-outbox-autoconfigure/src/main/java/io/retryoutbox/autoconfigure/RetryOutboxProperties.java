@@ -253,6 +253,13 @@ public class RetryOutboxProperties {
 		private int concurrency = 256;
 
 		/**
+		 * Largest number of messages of one ordering key claimed together and sent one
+		 * after another, each as soon as the one before was delivered; 1 sends each
+		 * message of a key from a claim of its own.
+		 */
+		private int runSize = 16;
+
+		/**
 		 * How long a claimed message stays leased to this instance before another may
 		 * take it over.
 		 */
@@ -399,6 +406,14 @@ public class RetryOutboxProperties {
 
 		public void setBatchSize(int batchSize) {
 			this.batchSize = batchSize;
+		}
+
+		public int getRunSize() {
+			return this.runSize;
+		}
+
+		public void setRunSize(int runSize) {
+			this.runSize = runSize;
 		}
 
 		public int getConcurrency() {

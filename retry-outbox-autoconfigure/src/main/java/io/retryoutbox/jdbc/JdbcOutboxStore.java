@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -118,7 +119,7 @@ final class JdbcOutboxStore implements OutboxStore {
 	}
 
 	@Override
-	public List<Claim> claim(String owner, Map<String, Integer> limits, Duration lease) {
+	public List<Claim> claim(String owner, Map<String, Integer> limits, int runSize, Duration lease) {
 		String[] destinations = new String[limits.size()];
 		Integer[] counts = new Integer[limits.size()];
 		int i = 0;
@@ -126,18 +127,25 @@ final class JdbcOutboxStore implements OutboxStore {
 			destinations[i] = limit.getKey();
 			counts[i++] = limit.getValue();
 		}
-		return this.jdbc.sql(this.claim)
+		List<Claim> heads = this.jdbc.sql(this.claim)
 			.params(owner, lease.toMillis(), destinations, counts,
 					OffsetDateTime.ofInstant(this.clock.instant(), ZoneOffset.UTC))
 			.query(this::claimed)
 			.list();
+		List<Claim> keyed = heads.stream().filter((head) -> head.orderingKey() != null).toList();
+		if (runSize <= 1 || keyed.isEmpty()) {
+			return heads;
+		}
+		List<Claim> runs = new ArrayList<>(heads);
+		runs.addAll(this.keys.claimRuns(keyed, runSize, owner, lease, this::claimed));
+		return runs;
 	}
 
 	@Override
-	public Round round(String owner, List<Outcome> outcomes, boolean releaseKeys, Map<String, Integer> limits,
-			boolean claimOnlyIfPromoted, Duration lease) {
+	public Round round(String owner, List<Outcome> outcomes, List<UUID> unsent, boolean releaseKeys,
+			Map<String, Integer> limits, int runSize, boolean claimOnlyIfPromoted, Duration lease) {
 		// A wake-up with every slot taken and nothing to write opens no transaction.
-		if (outcomes.isEmpty() && !releaseKeys && (limits.isEmpty() || claimOnlyIfPromoted)) {
+		if (outcomes.isEmpty() && unsent.isEmpty() && !releaseKeys && (limits.isEmpty() || claimOnlyIfPromoted)) {
 			return new Round(0, 0, List.of());
 		}
 		Round round = this.transactions.execute((status) -> {
@@ -145,10 +153,10 @@ final class JdbcOutboxStore implements OutboxStore {
 			// its outcome's write, and its successor is promoted below, one
 			// row version fewer than a mark and a release.
 			List<String> locked = releaseKeys ? this.keys.lockKeys(releasing(outcomes)) : List.of();
-			int written = complete(owner, outcomes, locked);
+			int written = complete(owner, outcomes, unsent, locked);
 			OrderingKeys.Released released = releaseKeys ? this.keys.release(locked) : new OrderingKeys.Released(0, 0);
 			boolean claim = !limits.isEmpty() && (!claimOnlyIfPromoted || released.promoted() > 0);
-			List<Claim> claimed = claim ? claim(owner, limits, lease) : List.of();
+			List<Claim> claimed = claim ? claim(owner, limits, runSize, lease) : List.of();
 			return new Round(written, released.keys(), claimed);
 		});
 		Assert.state(round != null, "A round returns its result");
@@ -156,11 +164,24 @@ final class JdbcOutboxStore implements OutboxStore {
 	}
 
 	@Override
-	public int complete(String owner, List<Outcome> outcomes) {
-		return complete(owner, outcomes, List.of());
+	public int complete(String owner, List<Outcome> outcomes, List<UUID> unsent) {
+		if (unsent.isEmpty()) {
+			return complete(owner, outcomes, unsent, List.of());
+		}
+		Integer written = this.transactions.execute((status) -> complete(owner, outcomes, unsent, List.of()));
+		Assert.state(written != null, "A completion returns its count");
+		return written;
 	}
 
-	private int complete(String owner, List<Outcome> outcomes, List<String> lockedKeys) {
+	/**
+	 * Writes outcomes and gives back the unsent rest of their runs, in the caller's
+	 * transaction if there is one: together, so that no finished head lets its key go
+	 * while messages of its run are still leased.
+	 */
+	private int complete(String owner, List<Outcome> outcomes, List<UUID> unsent, List<String> lockedKeys) {
+		if (!unsent.isEmpty()) {
+			release(owner, unsent);
+		}
 		return outcomes.isEmpty() ? 0 : this.keys.finish(owner, outcomes, this.attemptLog, lockedKeys);
 	}
 

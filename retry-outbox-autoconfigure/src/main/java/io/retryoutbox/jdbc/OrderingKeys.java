@@ -15,10 +15,12 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 import io.retryoutbox.RetryDecision;
+import io.retryoutbox.message.Claim;
 import io.retryoutbox.message.Outcome;
 import io.retryoutbox.support.SecretValues;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.SqlParameterValue;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -101,12 +103,54 @@ final class OrderingKeys {
 			RETURNING CASE WHEN status = {IN_FLIGHT} THEN created_at END
 			""";
 
+	// The rest of each claimed head's run: the messages waiting behind it, oldest first,
+	// as long as none arrived before them (an older arrival would go first), each of the
+	// head's destination and locked here; the run ends before the first that is not, so
+	// that what follows the head is exactly what promotion would make its successors. A
+	// run's messages stay waiting, not heads, while leased: the head keeps its key held
+	// until the run's outcomes are written together.
+	private static final String CLAIM_RUNS = """
+			WITH candidate AS (
+				SELECT w.id, w.ordering_key, w.seq, w.destination = h.destination AS same
+				FROM unnest(?::text[], ?::text[]) AS h(ordering_key, destination)
+				CROSS JOIN LATERAL (
+					SELECT x.id, x.ordering_key, x.seq, x.destination FROM {message} x
+					WHERE x.ordering_key = h.ordering_key AND x.status = {PENDING} AND NOT x.is_head
+						AND NOT x.new_arrival
+						AND NOT EXISTS (SELECT 1 FROM {message} a
+							WHERE a.ordering_key = h.ordering_key AND a.new_arrival AND a.seq < x.seq)
+					ORDER BY x.seq
+					LIMIT ?) w
+			), locked AS (
+				SELECT x.id FROM {message} x
+				WHERE x.id = ANY (ARRAY(SELECT id FROM candidate WHERE same))
+					AND x.status = {PENDING} AND NOT x.is_head AND NOT x.new_arrival
+				FOR UPDATE SKIP LOCKED
+			), run AS (
+				SELECT c.id FROM candidate c
+				WHERE NOT EXISTS (SELECT 1 FROM candidate g
+					WHERE g.ordering_key = c.ordering_key AND g.seq <= c.seq
+						AND NOT (g.same AND g.id IN (SELECT id FROM locked)))
+			), claimed AS (
+				UPDATE {message} m
+				SET status = {IN_FLIGHT}, lease_owner = ?, lease_until = now() + ? * interval '1 millisecond',
+					attempts = m.attempts + 1, last_attempt_at = now()
+				WHERE m.id = ANY (ARRAY(SELECT id FROM run))
+				RETURNING m.seq, m.id, m.destination, m.method, m.path, m.headers::text AS headers, m.body,
+					m.content_type, m.ordering_key, m.idempotency_key, m.attempts, m.created_at, m.trace_parent,
+					m.trace_state
+			)
+			SELECT * FROM claimed ORDER BY ordering_key, seq
+			""";
+
 	/**
 	 * The new state of each row and, in the same statement, its attempt log row (unless
 	 * the log is off, the last parameter). A finished head that gives its key up drops
 	 * its hold at once if the round locked its key (the first parameter), and the
 	 * promotion follows in the same transaction; else it is marked releasing, for the
-	 * release of a later pass.
+	 * release of a later pass. A message of a run that keeps its key (retried, or dead
+	 * and blocking) becomes its key's head; the rest of its run is given back waiting in
+	 * the same transaction.
 	 */
 	private static final String FINISH = """
 			WITH locked AS (
@@ -119,6 +163,7 @@ final class OrderingKeys {
 					last_error = left(v.error, 2000), dead_reason = v.dead_reason,
 					delivered_at = CASE WHEN v.status = {DELIVERED} THEN now() END,
 					lease_owner = NULL, lease_until = NULL,
+					is_head = m.is_head OR (m.holds_key AND NOT v.releases_key::boolean),
 					releasing = m.holds_key AND v.releases_key::boolean AND NOT m.ordering_key = ANY (locked.keys),
 					holds_key = m.holds_key AND NOT (v.releases_key::boolean AND m.ordering_key = ANY (locked.keys))
 				FROM locked, unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
@@ -274,6 +319,8 @@ final class OrderingKeys {
 
 	private final String lockKey;
 
+	private final String claimRuns;
+
 	private final String lockKeysToAdmit;
 
 	private final String lockKeys;
@@ -294,6 +341,7 @@ final class OrderingKeys {
 		this.insertKeyedLeased = Sql.render(INSERT_KEYED_LEASED, tables);
 		this.finish = Sql.render(FINISH, tables);
 		this.lockKey = Sql.render(LOCK_KEY, tables);
+		this.claimRuns = Sql.render(CLAIM_RUNS, tables);
 		this.lockKeysToAdmit = Sql.render(LOCK_KEYS_TO_ADMIT, tables);
 		this.lockKeys = Sql.render(LOCK_KEYS, tables);
 		this.release = Sql.render(RELEASE, tables);
@@ -343,6 +391,26 @@ final class OrderingKeys {
 		return List.of(message.id(), message.destination(), message.method(), message.path(), message.headersJson(),
 				nullable(message.body()), nullable(message.contentType()), nullable(message.orderingKey()),
 				message.idempotencyKey(), nullable(message.traceParent()), nullable(message.traceState()));
+	}
+
+	/**
+	 * Claims the rest of the runs of the given heads, just claimed in the caller's
+	 * transaction: up to {@code runSize - 1} messages behind each, in the order they must
+	 * go.
+	 * @param heads the claimed heads that have an ordering key
+	 * @param runSize the largest number of messages in a run, its head included
+	 * @param owner the relay instance
+	 * @param lease how long the claim holds
+	 * @param mapper reads a claimed row
+	 * @return the claimed messages, by key, each key's in order
+	 */
+	<T> List<T> claimRuns(List<? extends Claim> heads, int runSize, String owner, Duration lease, RowMapper<T> mapper) {
+		String[] keys = heads.stream().map(Claim::orderingKey).toArray(String[]::new);
+		String[] destinations = heads.stream().map(Claim::destination).toArray(String[]::new);
+		return this.jdbc.sql(this.claimRuns)
+			.params(keys, destinations, runSize - 1, owner, lease.toMillis())
+			.query(mapper)
+			.list();
 	}
 
 	/**

@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -26,6 +27,7 @@ import com.netflix.concurrency.limits.Limiter;
 import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.message.Claim;
 import io.retryoutbox.message.ClaimedMessage;
+import io.retryoutbox.message.MessageStatus;
 import io.retryoutbox.message.Outcome;
 import io.retryoutbox.message.UnreadableMessage;
 import io.retryoutbox.support.BackgroundWorker;
@@ -82,7 +84,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private final Map<String, DestinationFlow> flows;
 
-	private final Queue<Outcome> completed = new ConcurrentLinkedQueue<>();
+	// What ended runs left to write: each run's outcomes and unsent messages as one
+	// element, so that a round writes them together.
+	private final Queue<Finished> completed = new ConcurrentLinkedQueue<>();
 
 	// Messages inserted leased to this relay whose transaction committed, waiting for a
 	// slot and a permit of their destination.
@@ -411,20 +415,21 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			}
 			this.pauses.sync(this.flows, this.settings.pollInterval());
 			Map<String, Integer> limits = claimLimits();
-			List<Outcome> outcomes = drainCompleted();
+			Finished finished = drainCompleted();
 			OutboxStore.Round round;
 			try {
-				round = this.store.round(this.owner, outcomes, true, limits, false, this.settings.leaseTimeout());
+				round = this.store.round(this.owner, finished.outcomes(), finished.unsent(), true, limits,
+						this.settings.runSize(), false, this.settings.leaseTimeout());
 			}
 			catch (RuntimeException ex) {
-				this.completed.addAll(outcomes);
+				this.completed.add(finished);
 				throw ex;
 			}
-			written(outcomes, round.written());
+			written(finished, round.written());
 			send(round.claimed(), limits);
 			claimed += round.claimed().size();
 			awaitAnswers(deadline, timeout);
-			boolean idle = outcomes.isEmpty() && round.claimed().isEmpty() && round.keysReleased() == 0
+			boolean idle = finished.isEmpty() && round.claimed().isEmpty() && round.keysReleased() == 0
 					&& this.completed.isEmpty();
 			if (idle && !awaitRate(deadline)) {
 				return claimed;
@@ -480,7 +485,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 */
 	private void releaseLeases() {
 		Set<UUID> unwritten = new HashSet<>();
-		this.completed.forEach((outcome) -> unwritten.add(outcome.id()));
+		this.completed.forEach((finished) -> finished.outcomes().forEach((outcome) -> unwritten.add(outcome.id())));
 		List<UUID> unanswered = this.held.stream().filter((id) -> !unwritten.contains(id)).toList();
 		if (!unwritten.isEmpty()) {
 			logger.warn(unwritten.size() + " outbox messages keep their lease at shutdown: their outcome could not be "
@@ -521,7 +526,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			boolean recovered = periodicRecovery();
 			this.pauses.sync(this.flows, this.settings.pollInterval());
 			sendHandedOver();
-			List<Outcome> outcomes = drainCompleted();
+			Finished finished = drainCompleted();
 			// Only when something may be due, else only if a released key got a new
 			// head: a poll that writes outcomes or sends what direct dispatch handed
 			// over would claim nothing.
@@ -529,7 +534,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 					&& (this.claimWanted.getAndSet(false) || recovered || !this.backlogged.isEmpty());
 			// A claim is wanted after an enqueue, whose keyed message waits to be
 			// admitted.
-			boolean releaseKeys = recovered || claim || outcomes.stream().anyMatch(Outcome::releasesKey);
+			boolean releaseKeys = recovered || claim || finished.outcomes().stream().anyMatch(Outcome::releasesKey);
 			boolean mayClaim = claim || (this.running && releaseKeys);
 			Map<String, Integer> limits = mayClaim ? claimLimits() : Map.of();
 			if (mayClaim && limits.isEmpty()) {
@@ -538,15 +543,15 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			}
 			OutboxStore.Round round;
 			try {
-				round = this.store.round(this.owner, outcomes, releaseKeys, limits, !claim,
-						this.settings.leaseTimeout());
+				round = this.store.round(this.owner, finished.outcomes(), finished.unsent(), releaseKeys, limits,
+						this.settings.runSize(), !claim, this.settings.leaseTimeout());
 			}
 			catch (RuntimeException ex) {
-				this.completed.addAll(outcomes);
+				this.completed.add(finished);
 				this.claimWanted.compareAndSet(false, claim);
 				throw ex;
 			}
-			written(outcomes, round.written());
+			written(finished, round.written());
 			Set<String> full = send(round.claimed(), limits);
 			if (this.lastPollError != null) {
 				logger.info("Outbox relay polls again after a failure");
@@ -567,12 +572,14 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 	}
 
-	private List<Outcome> drainCompleted() {
+	private Finished drainCompleted() {
 		List<Outcome> outcomes = new ArrayList<>();
-		for (Outcome outcome = this.completed.poll(); outcome != null; outcome = this.completed.poll()) {
-			outcomes.add(outcome);
+		List<UUID> unsent = new ArrayList<>();
+		for (Finished finished = this.completed.poll(); finished != null; finished = this.completed.poll()) {
+			outcomes.addAll(finished.outcomes());
+			unsent.addAll(finished.unsent());
 		}
-		return outcomes;
+		return new Finished(outcomes, unsent);
 	}
 
 	/**
@@ -580,23 +587,24 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * shutdown.
 	 */
 	private void writeCompleted() {
-		List<Outcome> outcomes = drainCompleted();
-		if (outcomes.isEmpty()) {
+		Finished finished = drainCompleted();
+		if (finished.isEmpty()) {
 			return;
 		}
 		try {
-			written(outcomes, this.store.complete(this.owner, outcomes));
+			written(finished, this.store.complete(this.owner, finished.outcomes(), finished.unsent()));
 		}
 		catch (RuntimeException ex) {
-			this.completed.addAll(outcomes);
+			this.completed.add(finished);
 			throw ex;
 		}
 	}
 
-	private void written(List<Outcome> outcomes, int written) {
-		outcomes.forEach((outcome) -> this.held.remove(outcome.id()));
-		if (written < outcomes.size()) {
-			logger.warn((outcomes.size() - written) + " outbox messages were taken over by another relay "
+	private void written(Finished finished, int written) {
+		finished.outcomes().forEach((outcome) -> this.held.remove(outcome.id()));
+		finished.unsent().forEach(this.held::remove);
+		if (written < finished.outcomes().size()) {
+			logger.warn((finished.outcomes().size() - written) + " outbox messages were taken over by another relay "
 					+ "after their lease expired; their outcome here was not recorded");
 		}
 	}
@@ -700,24 +708,25 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	/**
-	 * Starts sending what was claimed; a claimed row that cannot be read or sent is
-	 * finished as dead at once, on its own.
+	 * Starts sending what was claimed, each run on one slot; a head that cannot be read
+	 * or sent is finished as dead at once, on its own, and the rest of its run given
+	 * back.
 	 * @return the destinations whose claim was full, so that more of their messages may
 	 * be due
 	 */
 	private Set<String> send(List<Claim> batch, Map<String, Integer> limits) {
 		Map<String, Integer> claimed = new HashMap<>();
-		for (Claim claim : batch) {
-			claimed.merge(claim.destination(), 1, Integer::sum);
-			this.held.add(claim.id());
-			String problem = problem(claim);
+		for (List<Claim> run : runs(batch)) {
+			Claim head = run.get(0);
+			claimed.merge(head.destination(), 1, Integer::sum);
+			run.forEach((claim) -> this.held.add(claim.id()));
+			String problem = problem(head);
 			if (problem != null) {
-				this.completed.add(this.recorder.invalid(claim, problem));
+				this.completed.add(new Finished(List.of(this.recorder.invalid(head, problem)), unsent(run, 1)));
 				continue;
 			}
-			ClaimedMessage message = (ClaimedMessage) claim;
 			this.slots.acquireUninterruptibly();
-			start(message, this.flows.get(message.destination()));
+			start(run, this.flows.get(head.destination()));
 		}
 		Set<String> full = new HashSet<>();
 		limits.forEach((destination, limit) -> {
@@ -738,7 +747,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			DestinationFlow flow = this.flows.get(message.destination());
 			if (flow.available() > 0 && this.slots.tryAcquire()) {
 				this.promised.decrementAndGet();
-				start(message, flow);
+				start(List.of(message), flow);
 			}
 			else {
 				waiting.add(message);
@@ -747,26 +756,65 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		this.handedOver.addAll(waiting);
 	}
 
-	private void start(ClaimedMessage message, DestinationFlow flow) {
-		Limiter.Listener permit = flow.acquire();
-		track(this.observer.observe(message, attempt(message, flow, permit)), (ex) -> failed(message, permit, ex));
+	/**
+	 * The claimed rows as runs, in the order claimed: each head (a message without a key
+	 * is a run of one), then the rest of its key's run, which the store returns after all
+	 * heads.
+	 */
+	private static Collection<List<Claim>> runs(List<Claim> batch) {
+		Map<Object, List<Claim>> runs = new LinkedHashMap<>();
+		for (Claim claim : batch) {
+			Object run = (claim.orderingKey() != null) ? claim.orderingKey() : claim.id();
+			runs.computeIfAbsent(run, (key) -> new ArrayList<>(1)).add(claim);
+		}
+		return runs.values();
+	}
+
+	private static List<UUID> unsent(List<? extends Claim> run, int sent) {
+		return run.subList(sent, run.size()).stream().map(Claim::id).toList();
+	}
+
+	private void start(List<? extends Claim> run, DestinationFlow flow) {
+		List<Outcome> outcomes = new ArrayList<>(run.size());
+		track(sendFrom(run, 0, flow, outcomes), () -> completed(run, outcomes), (ex) -> failed(run, ex));
 	}
 
 	/**
-	 * Subscribes to one attempt, held in {@link #sending} only while it runs, so that
+	 * Sends a run's message and, once it is delivered, the next, while the destination
+	 * takes more and the next can be sent: the key's order needs nothing but the answer
+	 * before it, so no round separates them. Anything else ends the run; its unsent rest
+	 * is given back with its outcomes.
+	 */
+	private Mono<Void> sendFrom(List<? extends Claim> run, int index, DestinationFlow flow, List<Outcome> outcomes) {
+		ClaimedMessage message = (ClaimedMessage) run.get(index);
+		Limiter.Listener permit = flow.acquire();
+		return this.observer.observe(message, attempt(message, flow, permit))
+			.doOnError((ex) -> permit.onIgnore())
+			.flatMap((outcome) -> {
+				outcomes.add(outcome);
+				int next = index + 1;
+				boolean more = next < run.size() && outcome.status() == MessageStatus.DELIVERED && this.running
+						&& problem(run.get(next)) == null && flow.state() == DestinationState.OPEN
+						&& flow.available() > 0;
+				return more ? sendFrom(run, next, flow, outcomes) : Mono.empty();
+			});
+	}
+
+	/**
+	 * Subscribes to one run, held in {@link #sending} only while it runs, so that
 	 * stopping can cancel it and nothing is kept once it is over (every attempt was kept
 	 * until the relay stopped: 550 bytes a message, out of a 256 MB heap after about
 	 * 450,000).
 	 */
-	private void track(Mono<Outcome> attempt, Consumer<Throwable> onError) {
+	private void track(Mono<Void> run, Runnable onComplete, Consumer<Throwable> onError) {
 		Disposable.Composite sending = this.sending;
 		AtomicReference<@Nullable Disposable> self = new AtomicReference<>();
-		Disposable subscription = attempt.doFinally((signal) -> {
+		Disposable subscription = run.doFinally((signal) -> {
 			Disposable done = self.get();
 			if (done != null) {
 				sending.remove(done);
 			}
-		}).subscribe(this::completed, onError);
+		}).subscribe(null, onError, onComplete);
 		self.set(subscription);
 		sending.add(subscription);
 		if (subscription.isDisposed()) {
@@ -775,7 +823,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	/**
-	 * The attempts in flight that stopping would cancel.
+	 * The runs in flight that stopping would cancel.
 	 * @return how many
 	 */
 	int trackedAttempts() {
@@ -808,8 +856,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		});
 	}
 
-	private void completed(Outcome outcome) {
-		this.completed.add(outcome);
+	private void completed(List<? extends Claim> run, List<Outcome> outcomes) {
+		// The run's messages that were not sent are the ones after its last outcome.
+		this.completed.add(new Finished(outcomes, unsent(run, outcomes.size())));
 		this.slots.release();
 		wakeUpSoon();
 	}
@@ -825,13 +874,26 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 	}
 
-	private void failed(ClaimedMessage message, Limiter.Listener permit, Throwable ex) {
+	private void failed(List<? extends Claim> run, Throwable ex) {
 		// The dispatcher never errors; if something else did, the lease brings the
-		// message back.
-		logger.error("Unexpected failure while sending outbox message " + message.id(), ex);
-		permit.onIgnore();
-		this.held.remove(message.id());
+		// messages back.
+		logger.error(
+				"Unexpected failure while sending outbox message " + run.get(0).id()
+						+ ((run.size() > 1) ? " and the " + (run.size() - 1) + " after it of its ordering key" : ""),
+				ex);
+		run.forEach((claim) -> this.held.remove(claim.id()));
 		this.slots.release();
+	}
+
+	/**
+	 * Outcomes to write and claimed messages to give back unsent, together.
+	 */
+	private record Finished(List<Outcome> outcomes, List<UUID> unsent) {
+
+		boolean isEmpty() {
+			return this.outcomes.isEmpty() && this.unsent.isEmpty();
+		}
+
 	}
 
 	/**
@@ -864,12 +926,20 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * @param startDelay how long after start the relay first looks for due messages
 	 * @param errorBodyLimit the largest part of an error response's body read to classify
 	 * it, in bytes
+	 * @param runSize the largest number of messages of one ordering key claimed together
+	 * and sent one after another, each once the one before was delivered
 	 */
 	public record Settings(Duration pollInterval, int batchSize, int concurrency, Duration leaseTimeout,
-			Duration shutdownTimeout, Duration startDelay, int errorBodyLimit) {
+			Duration shutdownTimeout, Duration startDelay, int errorBodyLimit, int runSize) {
 
 		/**
-		 * Settings that read at most 4 KB of an error response's body.
+		 * The default size of a key's run.
+		 */
+		public static final int DEFAULT_RUN_SIZE = 16;
+
+		/**
+		 * Settings that read at most 4 KB of an error response's body and send runs of up
+		 * to {@value #DEFAULT_RUN_SIZE} messages of a key.
 		 * @param pollInterval how often to look for due messages when nothing woke the
 		 * relay
 		 * @param batchSize the largest number of messages claimed at once
@@ -881,7 +951,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		 */
 		public Settings(Duration pollInterval, int batchSize, int concurrency, Duration leaseTimeout,
 				Duration shutdownTimeout, Duration startDelay) {
-			this(pollInterval, batchSize, concurrency, leaseTimeout, shutdownTimeout, startDelay, 4096);
+			this(pollInterval, batchSize, concurrency, leaseTimeout, shutdownTimeout, startDelay, 4096,
+					DEFAULT_RUN_SIZE);
 		}
 
 		public Settings {
@@ -895,6 +966,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 					() -> "shutdown-timeout must not be negative, was " + shutdownTimeout);
 			Assert.isTrue(!startDelay.isNegative(), () -> "start-delay must not be negative, was " + startDelay);
 			Assert.isTrue(errorBodyLimit >= 0, () -> "error-body-limit must not be negative, was " + errorBodyLimit);
+			Assert.isTrue(runSize > 0, () -> "run-size must be positive, was " + runSize);
 		}
 
 	}

@@ -19,13 +19,20 @@ public interface OutboxStore {
 	 * {@code lease}, and counts the attempt. Messages for other destinations are left
 	 * alone: an instance that does not know a destination (it was removed from its
 	 * configuration, or a newer version added it) must not spend their attempts.
+	 * <p>
+	 * With a {@code runSize} above one, each claimed head of an ordering key brings the
+	 * messages that wait behind it, in the order the key would promote them, up to the
+	 * run size in all: its run, to be sent one after another, each only once the one
+	 * before was delivered. A run stops at the first waiting message of another
+	 * destination. Heads come first in the result, then the rest of each run in order.
 	 * @param owner the relay instance
-	 * @param limits the largest number of messages to claim by destination, for the
+	 * @param limits the largest number of heads to claim by destination, for the
 	 * destinations the relay can send to
+	 * @param runSize the largest number of messages of one key claimed together
 	 * @param lease how long the claim holds
 	 * @return the claimed rows, each readable or not
 	 */
-	List<Claim> claim(String owner, Map<String, Integer> limits, Duration lease);
+	List<Claim> claim(String owner, Map<String, Integer> limits, int runSize, Duration lease);
 
 	/**
 	 * One poll's work in one transaction, so that it costs one commit: writes the
@@ -34,26 +41,32 @@ public interface OutboxStore {
 	 * round as its head's outcome is written.
 	 * @param owner the relay instance
 	 * @param outcomes the outcomes to write, possibly none
+	 * @param unsent messages of runs that were claimed but not sent, given back as
+	 * {@link #release} does, in the same transaction as their runs' outcomes
 	 * @param releaseKeys whether to release keys
-	 * @param limits the largest number of messages to claim by destination, possibly none
+	 * @param limits the largest number of heads to claim by destination, possibly none
+	 * @param runSize the largest number of messages of one key claimed together, see
+	 * {@link #claim}
 	 * @param claimOnlyIfPromoted whether to claim only if releasing the keys gave one a
 	 * new head, the one way a message can have become due since the last claim when
 	 * nothing else says so
 	 * @param lease how long a claim holds
 	 * @return what was done
 	 */
-	Round round(String owner, List<Outcome> outcomes, boolean releaseKeys, Map<String, Integer> limits,
-			boolean claimOnlyIfPromoted, Duration lease);
+	Round round(String owner, List<Outcome> outcomes, List<UUID> unsent, boolean releaseKeys,
+			Map<String, Integer> limits, int runSize, boolean claimOnlyIfPromoted, Duration lease);
 
 	/**
-	 * Writes the outcomes of a batch, and their attempt log rows. A row whose lease was
-	 * taken over by another owner is left alone.
+	 * Writes the outcomes of a batch, and their attempt log rows, and gives back the
+	 * unsent messages of their runs, in one transaction. A row whose lease was taken over
+	 * by another owner is left alone.
 	 * @param owner the relay instance that holds the leases
 	 * @param outcomes the outcomes
-	 * @return the number of rows written; fewer than given when another relay took a
+	 * @param unsent messages of runs that were claimed but not sent
+	 * @return the number of outcomes written; fewer than given when another relay took a
 	 * lease over
 	 */
-	int complete(String owner, List<Outcome> outcomes);
+	int complete(String owner, List<Outcome> outcomes, List<UUID> unsent);
 
 	/**
 	 * Lets the next message of every ordering key whose head finished go, except keys

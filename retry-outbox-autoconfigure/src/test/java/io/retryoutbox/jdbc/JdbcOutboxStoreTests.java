@@ -12,6 +12,7 @@ import javax.sql.DataSource;
 
 import io.retryoutbox.RetryDecision;
 import io.retryoutbox.RetryDecision.DeadReason;
+import io.retryoutbox.message.Claim;
 import io.retryoutbox.message.Outcome;
 import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.testsupport.TestDatabase;
@@ -56,14 +57,14 @@ class JdbcOutboxStoreTests {
 	@Test
 	void refusesTheLateOutcomeOfARelayWhoseExpiredLeaseWasTakenOverAndWritesTheNewOwners() {
 		UUID id = insert();
-		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofSeconds(1))).singleElement()
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), 1, Duration.ofSeconds(1))).singleElement()
 			.satisfies((message) -> assertThat(message.id()).isEqualTo(id));
 		expireLease(id);
 		assertThat(this.store.recoverExpiredLeases()).isOne();
-		assertThat(this.store.claim("relay-b", Map.of("api", 10), Duration.ofMinutes(1))).singleElement()
+		assertThat(this.store.claim("relay-b", Map.of("api", 10), 1, Duration.ofMinutes(1))).singleElement()
 			.satisfies((message) -> assertThat(message.attempt()).isEqualTo(2));
 		// relay-a's request finally got an answer: too late, relay-b holds the message.
-		int late = this.store.complete("relay-a", List.of(dead(id, 422)));
+		int late = this.store.complete("relay-a", List.of(dead(id, 422)), List.of());
 		assertThat(late).isZero();
 		assertThat(row(id)).containsEntry("status", "IN_FLIGHT")
 			.containsEntry("lease_owner", "relay-b")
@@ -71,7 +72,7 @@ class JdbcOutboxStoreTests {
 			.containsEntry("last_status_code", null)
 			.containsEntry("dead_reason", null);
 		assertThat(attemptLog(id)).isEmpty();
-		int written = this.store.complete("relay-b", List.of(delivered(id, 201)));
+		int written = this.store.complete("relay-b", List.of(delivered(id, 201)), List.of());
 		assertThat(written).isOne();
 		assertThat(row(id)).containsEntry("status", "DELIVERED")
 			.containsEntry("lease_owner", null)
@@ -85,10 +86,10 @@ class JdbcOutboxStoreTests {
 	@Test
 	void refusesTheLateOutcomeOfARelayWhoseExpiredLeaseWasRecoveredBeforeAnotherRelayClaimedIt() {
 		UUID id = insert();
-		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofSeconds(1))).hasSize(1);
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), 1, Duration.ofSeconds(1))).hasSize(1);
 		expireLease(id);
 		assertThat(this.store.recoverExpiredLeases()).isOne();
-		assertThat(this.store.complete("relay-a", List.of(delivered(id, 200)))).isZero();
+		assertThat(this.store.complete("relay-a", List.of(delivered(id, 200)), List.of())).isZero();
 		assertThat(row(id)).containsEntry("status", "PENDING")
 			.containsEntry("lease_owner", null)
 			.containsEntry("delivered_at", null);
@@ -99,7 +100,7 @@ class JdbcOutboxStoreTests {
 	void extendsAndRecoversLeasesWithoutWaitingForARowAnotherTransactionHolds() throws Exception {
 		UUID held = insert();
 		UUID free = insert();
-		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofMinutes(1))).hasSize(2);
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), 1, Duration.ofMinutes(1))).hasSize(2);
 		expireLease(held);
 		expireLease(free);
 		// As a round writing this row's outcome holds it: the keeper and the rounds lock
@@ -126,10 +127,10 @@ class JdbcOutboxStoreTests {
 	@Test
 	void doesNotExtendALeaseThatAnotherRelayTookOver() {
 		UUID id = insert();
-		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofSeconds(1))).hasSize(1);
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), 1, Duration.ofSeconds(1))).hasSize(1);
 		expireLease(id);
 		assertThat(this.store.recoverExpiredLeases()).isOne();
-		assertThat(this.store.claim("relay-b", Map.of("api", 10), Duration.ofSeconds(30))).hasSize(1);
+		assertThat(this.store.claim("relay-b", Map.of("api", 10), 1, Duration.ofSeconds(30))).hasSize(1);
 		assertThat(this.store.extendLeases("relay-a", List.of(id), Duration.ofHours(1))).isZero();
 		assertThat(row(id)).containsEntry("lease_owner", "relay-b");
 		assertThat(
@@ -147,9 +148,9 @@ class JdbcOutboxStoreTests {
 			.param(id)
 			.update();
 		this.ahead = Duration.ofMinutes(59);
-		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofMinutes(1))).isEmpty();
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), 1, Duration.ofMinutes(1))).isEmpty();
 		this.ahead = Duration.ofMinutes(61);
-		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofMinutes(1))).singleElement()
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), 1, Duration.ofMinutes(1))).singleElement()
 			.satisfies((message) -> assertThat(message.id()).isEqualTo(id));
 	}
 
@@ -157,7 +158,7 @@ class JdbcOutboxStoreTests {
 	void claimsANewMessageByTheDatabaseClockThoughTheOutboxClockLagsBehindIt() {
 		UUID id = insert();
 		this.ahead = Duration.ofHours(-1);
-		assertThat(this.store.claim("relay-a", Map.of("api", 10), Duration.ofMinutes(1))).singleElement()
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), 1, Duration.ofMinutes(1))).singleElement()
 			.satisfies((message) -> assertThat(message.id()).isEqualTo(id));
 	}
 
@@ -165,14 +166,14 @@ class JdbcOutboxStoreTests {
 	void givesAFinishedHeadsKeyToItsSuccessorAndClaimsItInTheRoundThatWritesTheOutcome() {
 		UUID first = insert("k");
 		UUID second = insert("k");
-		OutboxStore.Round admitted = this.store.round("relay-a", List.of(), true, Map.of("api", 10), false,
-				Duration.ofMinutes(1));
+		OutboxStore.Round admitted = this.store.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 1,
+				false, Duration.ofMinutes(1));
 		assertThat(admitted.claimed()).singleElement()
 			.satisfies((message) -> assertThat(message.id()).isEqualTo(first));
 		Outcome delivered = new Outcome(first, new RetryDecision.Delivered(), true, 200, null, null, Instant.now(),
 				Duration.ofMillis(5));
-		OutboxStore.Round round = this.store.round("relay-a", List.of(delivered), true, Map.of("api", 10), false,
-				Duration.ofMinutes(1));
+		OutboxStore.Round round = this.store.round("relay-a", List.of(delivered), List.of(), true, Map.of("api", 10), 1,
+				false, Duration.ofMinutes(1));
 		assertThat(round.written()).isOne();
 		assertThat(round.claimed()).singleElement().satisfies((message) -> assertThat(message.id()).isEqualTo(second));
 		// Given up in the outcome's own write: nothing is left for a later release.
@@ -184,9 +185,9 @@ class JdbcOutboxStoreTests {
 	void marksAFinishedHeadReleasingWhenAnotherRelayHoldsItsKeyAndReleasesItOnceFree() throws Exception {
 		UUID first = insert("k");
 		UUID second = insert("k");
-		assertThat(
-				this.store.round("relay-a", List.of(), true, Map.of("api", 10), false, Duration.ofMinutes(1)).claimed())
-			.hasSize(1);
+		assertThat(this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 1, false, Duration.ofMinutes(1))
+			.claimed()).hasSize(1);
 		Outcome delivered = new Outcome(first, new RetryDecision.Delivered(), true, 200, null, null, Instant.now(),
 				Duration.ofMillis(5));
 		try (Connection other = this.dataSource.getConnection()) {
@@ -195,18 +196,97 @@ class JdbcOutboxStoreTests {
 				.prepareStatement("SELECT pg_advisory_xact_lock(hashtext('retry_outbox_message'), hashtext('k'))")) {
 				lock.executeQuery().close();
 			}
-			OutboxStore.Round round = this.store.round("relay-a", List.of(delivered), true, Map.of("api", 10), false,
-					Duration.ofMinutes(1));
+			OutboxStore.Round round = this.store.round("relay-a", List.of(delivered), List.of(), true,
+					Map.of("api", 10), 1, false, Duration.ofMinutes(1));
 			assertThat(round.written()).isOne();
 			assertThat(round.claimed()).isEmpty();
 			assertThat(row(first)).containsEntry("holds_key", true).containsEntry("releasing", true);
 			other.rollback();
 		}
-		assertThat(
-				this.store.round("relay-a", List.of(), true, Map.of("api", 10), false, Duration.ofMinutes(1)).claimed())
-			.singleElement()
-			.satisfies((message) -> assertThat(message.id()).isEqualTo(second));
+		assertThat(this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 1, false, Duration.ofMinutes(1))
+			.claimed()).singleElement().satisfies((message) -> assertThat(message.id()).isEqualTo(second));
 		assertThat(row(first)).containsEntry("holds_key", false).containsEntry("releasing", false);
+	}
+
+	@Test
+	void claimsTheMessagesWaitingBehindAHeadAsItsRunInTheirKeysOrder() {
+		List<UUID> ids = List.of(insert("k"), insert("k"), insert("k"), insert("k"));
+		UUID other = insert("other");
+		List<UUID> claimed = this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 3, false, Duration.ofMinutes(1))
+			.claimed()
+			.stream()
+			.map(Claim::id)
+			.toList();
+		// Heads first, then each head's run: at most three of a key in all.
+		assertThat(claimed).hasSize(4).startsWith(ids.get(0), other).endsWith(ids.get(1), ids.get(2));
+		assertThat(row(ids.get(1))).containsEntry("status", "IN_FLIGHT").containsEntry("is_head", false);
+		assertThat(row(ids.get(3))).containsEntry("status", "PENDING");
+	}
+
+	@Test
+	void endsARunBeforeAMessageOfAnotherDestinationAndBeforeAnOlderArrival() {
+		UUID head = insert("k");
+		UUID next = insert("k");
+		UUID elsewhere = insert("k", "mail");
+		insert("k");
+		assertThat(this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 10, "mail", 10), 16, false,
+					Duration.ofMinutes(1))
+			.claimed()
+			.stream()
+			.map(Claim::id)).containsExactly(head, next);
+		assertThat(row(elsewhere)).containsEntry("status", "PENDING");
+		UUID late = insert("j");
+		UUID waiting = insert("j");
+		// An arrival that no relay admitted yet goes before the messages behind it.
+		this.jdbc.sql("UPDATE retry_outbox_message SET new_arrival = false, is_head = (id = ?) WHERE id IN (?, ?)")
+			.params(waiting, late, waiting)
+			.update();
+		this.jdbc.sql("UPDATE retry_outbox_message SET new_arrival = true WHERE id = ?").param(late).update();
+		UUID after = insert("j");
+		this.jdbc.sql("UPDATE retry_outbox_message SET new_arrival = false WHERE id = ?").param(after).update();
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), 16, Duration.ofMinutes(1)).stream().map(Claim::id))
+			.containsExactly(waiting);
+	}
+
+	@Test
+	void keepsTheHeadOfARunWhoseRelayDiedAndItsKeysOrderAfterTheLeaseExpired() {
+		List<UUID> ids = List.of(insert("k"), insert("k"), insert("k"));
+		assertThat(this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 16, false, Duration.ofMinutes(1))
+			.claimed()).hasSize(3);
+		ids.forEach(this::expireLease);
+		assertThat(this.store.recoverExpiredLeases()).isEqualTo(3);
+		assertThat(row(ids.get(0))).containsEntry("is_head", true).containsEntry("status", "PENDING");
+		assertThat(row(ids.get(1))).containsEntry("is_head", false).containsEntry("status", "PENDING");
+		assertThat(this.store
+			.round("relay-b", List.of(), List.of(), true, Map.of("api", 10), 16, false, Duration.ofMinutes(1))
+			.claimed()
+			.stream()
+			.map(Claim::id)).containsExactlyElementsOf(ids);
+	}
+
+	@Test
+	void writesARunsOutcomesAndGivesItsUnsentRestBackTogetherSoTheKeyIsNeverOvertaken() {
+		List<UUID> ids = List.of(insert("k"), insert("k"), insert("k"), insert("k"));
+		assertThat(this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 3, false, Duration.ofMinutes(1))
+			.claimed()).hasSize(3);
+		// While the run is out, its head holds the key: nothing is promoted past it.
+		assertThat(this.store
+			.round("relay-b", List.of(), List.of(), true, Map.of("api", 10), 3, false, Duration.ofMinutes(1))
+			.claimed()).isEmpty();
+		Outcome first = new Outcome(ids.get(0), new RetryDecision.Delivered(), true, 200, null, null, Instant.now(),
+				Duration.ofMillis(5));
+		OutboxStore.Round round = this.store.round("relay-a", List.of(first), List.of(ids.get(1), ids.get(2)), true,
+				Map.of("api", 10), 3, false, Duration.ofMinutes(1));
+		assertThat(round.written()).isOne();
+		assertThat(round.claimed().stream().map(Claim::id)).containsExactly(ids.get(1), ids.get(2), ids.get(3));
+		assertThat(row(ids.get(1))).containsEntry("attempts", 1).containsEntry("is_head", true);
+		assertThat(row(ids.get(2))).containsEntry("attempts", 1).containsEntry("is_head", false);
+		assertThat(attemptLog(ids.get(1))).isEmpty();
 	}
 
 	private UUID insert() {
@@ -223,8 +303,12 @@ class JdbcOutboxStoreTests {
 	}
 
 	private UUID insert(String key) {
+		return insert(key, "api");
+	}
+
+	private UUID insert(String key, String destination) {
 		UUID id = UUID.randomUUID();
-		this.keys.insert(new NewMessage(id, "api", "POST", "/charges", "{}", null, null, key, id.toString()));
+		this.keys.insert(new NewMessage(id, destination, "POST", "/charges", "{}", null, null, key, id.toString()));
 		return id;
 	}
 

@@ -1,0 +1,210 @@
+package io.retryoutbox;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import io.retryoutbox.message.OutboxRepair;
+import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.testsupport.DestinationServer;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.PathDispatcher;
+import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.MockResponse;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The messages waiting behind a key's head are claimed with it and sent one after
+ * another, each once the one before was delivered; whatever ends a run early gives its
+ * unsent rest back in the key's order, attempts untouched.
+ */
+class KeyRunIntegrationTests {
+
+	private static final MockResponse OK = new MockResponse.Builder().code(200).build();
+
+	private static final MockResponse UNAVAILABLE = new MockResponse.Builder().code(503).build();
+
+	private static final MockResponse BAD_REQUEST = new MockResponse.Builder().code(400).build();
+
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
+
+	private final String jdbcUrl = TestDatabase.createDatabase();
+
+	private ApplicationContextRunner runner() {
+		return OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
+					"retry-outbox.retry.delay=300ms", "retry-outbox.retry.jitter=0",
+					"retry-outbox.relay.auto-startup=false");
+	}
+
+	private PathDispatcher dispatcher() {
+		return this.destination.dispatcher();
+	}
+
+	private List<String> received(String prefix) {
+		return dispatcher().paths().stream().filter((path) -> path.startsWith(prefix)).toList();
+	}
+
+	/**
+	 * Enqueues {@code count} messages of key {@code k}, paths /k/1 to /k/count, and
+	 * starts the relay once all are committed, so that its first claim finds them all.
+	 */
+	private static List<UUID> enqueueThenStart(AssertableApplicationContext context, int count) {
+		List<UUID> ids = new ArrayList<>();
+		for (int i = 1; i <= count; i++) {
+			int n = i;
+			ids.add(OutboxContexts.transactions(context)
+				.execute((status) -> context.getBean(Outbox.class)
+					.send(OutboxRequest.post("api", "/k/" + n).orderingKey("k").build())));
+		}
+		context.getBean(OutboxRelay.class).start();
+		return ids;
+	}
+
+	private static List<String> paths(int from, int to) {
+		List<String> paths = new ArrayList<>();
+		for (int i = from; i <= to; i++) {
+			paths.add("/k/" + i);
+		}
+		return paths;
+	}
+
+	private static Object column(AssertableApplicationContext context, UUID id, String column) {
+		return OutboxContexts.row(context, id).get(column);
+	}
+
+	private static long heldKeys(AssertableApplicationContext context) {
+		return OutboxContexts.jdbc(context)
+			.sql("SELECT count(*) FROM retry_outbox_message WHERE holds_key")
+			.query(Long.class)
+			.single();
+	}
+
+	@Test
+	void sendsTheMessagesWaitingBehindAHeadFromTheClaimThatTookTheHead() {
+		runner().run((context) -> {
+			List<UUID> ids = enqueueThenStart(context, 8);
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "DELIVERED".equals(column(context, ids.get(7), "status")));
+			assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 8));
+			// A claim stamps last_attempt_at with its transaction's time: one value, one
+			// claim.
+			assertThat(OutboxContexts.jdbc(context)
+				.sql("SELECT count(DISTINCT last_attempt_at) FROM retry_outbox_message")
+				.query(Long.class)
+				.single()).isOne();
+			assertThat(ids).allSatisfy((id) -> {
+				assertThat(column(context, id, "status")).isEqualTo("DELIVERED");
+				assertThat(column(context, id, "attempts")).isEqualTo(1);
+			});
+			await().atMost(Duration.ofSeconds(20)).until(() -> heldKeys(context) == 0);
+		});
+	}
+
+	@Test
+	void aRetriedMessageInARunBecomesItsKeysHeadAndTheRestWaitWithTheirAttemptsGivenBack() {
+		dispatcher().answer("/k/3", UNAVAILABLE, OK);
+		runner().run((context) -> {
+			List<UUID> ids = enqueueThenStart(context, 5);
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "DELIVERED".equals(column(context, ids.get(4), "status")));
+			assertThat(received("/k/")).containsExactly("/k/1", "/k/2", "/k/3", "/k/3", "/k/4", "/k/5");
+			assertThat(column(context, ids.get(2), "attempts")).isEqualTo(2);
+			assertThat(column(context, ids.get(3), "attempts")).isEqualTo(1);
+			assertThat(column(context, ids.get(4), "attempts")).isEqualTo(1);
+			// Only attempts that were made are logged.
+			assertThat(OutboxContexts.jdbc(context)
+				.sql("SELECT count(*) FROM retry_outbox_attempt")
+				.query(Long.class)
+				.single()).isEqualTo(6);
+			await().atMost(Duration.ofSeconds(20)).until(() -> heldKeys(context) == 0);
+		});
+	}
+
+	@Test
+	void aDeadMessageInARunLetsTheRestGoWhenOnDeadIsSkip() {
+		dispatcher().answer("/k/2", BAD_REQUEST);
+		runner().run((context) -> {
+			List<UUID> ids = enqueueThenStart(context, 4);
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "DELIVERED".equals(column(context, ids.get(3), "status")));
+			assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 4));
+			assertThat(column(context, ids.get(1), "status")).isEqualTo("DEAD");
+			assertThat(column(context, ids.get(2), "attempts")).isEqualTo(1);
+			await().atMost(Duration.ofSeconds(20)).until(() -> heldKeys(context) == 0);
+		});
+	}
+
+	@Test
+	void aDeadMessageInARunParksItsKeyWhenOnDeadIsBlockUntilItIsReplayed() {
+		dispatcher().answer("/k/2", BAD_REQUEST);
+		runner().withPropertyValues("retry-outbox.destinations.api.ordering.on-dead=block").run((context) -> {
+			List<UUID> ids = enqueueThenStart(context, 4);
+			await().atMost(Duration.ofSeconds(20)).until(() -> "DEAD".equals(column(context, ids.get(1), "status")));
+			assertThat(column(context, ids.get(1), "is_head")).isEqualTo(true);
+			assertThat(column(context, ids.get(2), "status")).isEqualTo("PENDING");
+			assertThat(column(context, ids.get(2), "is_head")).isEqualTo(false);
+			assertThat(column(context, ids.get(2), "attempts")).isEqualTo(0);
+			assertThat(received("/k/")).containsExactly("/k/1", "/k/2");
+			dispatcher().answer("/k/2", OK);
+			assertThat(context.getBean(OutboxRepair.class).replay(ids.get(1), "test")).isTrue();
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "DELIVERED".equals(column(context, ids.get(3), "status")));
+			assertThat(received("/k/")).containsExactly("/k/1", "/k/2", "/k/2", "/k/3", "/k/4");
+		});
+	}
+
+	@Test
+	void stoppingTheRelayDuringARunGivesItsUnsentMessagesBackInOrderForTheNextRelay() {
+		dispatcher().hold();
+		List<UUID> ids = new ArrayList<>();
+		runner().withPropertyValues("retry-outbox.relay.shutdown-timeout=10s").run((context) -> {
+			ids.addAll(enqueueThenStart(context, 6));
+			await().atMost(Duration.ofSeconds(20)).until(() -> dispatcher().requests().size() == 1);
+			OutboxRelay relay = context.getBean(OutboxRelay.class);
+			Thread stopping = new Thread(relay::stop);
+			stopping.start();
+			await().atMost(Duration.ofSeconds(20)).until(() -> !relay.isRunning());
+			// The answer to the head arrives while the relay stops: the run ends there.
+			dispatcher().release();
+			stopping.join(20_000);
+			assertThat(stopping.isAlive()).isFalse();
+			assertThat(column(context, ids.get(0), "status")).isEqualTo("DELIVERED");
+			assertThat(ids.subList(1, 6)).allSatisfy((id) -> {
+				assertThat(column(context, id, "status")).isEqualTo("PENDING");
+				assertThat(column(context, id, "attempts")).isEqualTo(0);
+				assertThat(column(context, id, "lease_owner")).isNull();
+			});
+			assertThat(received("/k/")).containsExactly("/k/1");
+		});
+		runner().withPropertyValues("retry-outbox.relay.auto-startup=true").run((context) -> {
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "DELIVERED".equals(column(context, ids.get(5), "status")));
+			assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 6));
+		});
+	}
+
+	@Test
+	void runSizeOneSendsEachMessageOfAKeyFromAClaimOfItsOwn() {
+		runner().withPropertyValues("retry-outbox.relay.run-size=1").run((context) -> {
+			List<UUID> ids = enqueueThenStart(context, 4);
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "DELIVERED".equals(column(context, ids.get(3), "status")));
+			assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 4));
+			assertThat(OutboxContexts.jdbc(context)
+				.sql("SELECT count(DISTINCT last_attempt_at) FROM retry_outbox_message")
+				.query(Long.class)
+				.single()).isEqualTo(4);
+		});
+	}
+
+}
