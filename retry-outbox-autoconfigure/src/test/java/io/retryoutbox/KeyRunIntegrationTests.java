@@ -43,7 +43,7 @@ class KeyRunIntegrationTests {
 		return OutboxContexts.runner(this.jdbcUrl)
 			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.retry.delay=300ms", "retry-outbox.retry.jitter=0",
-					"retry-outbox.relay.auto-startup=false");
+					"retry-outbox.relay.auto-startup=false", "retry-outbox.relay.run-size=16");
 	}
 
 	private PathDispatcher dispatcher() {
@@ -194,17 +194,20 @@ class KeyRunIntegrationTests {
 	}
 
 	@Test
-	void runSizeOneSendsEachMessageOfAKeyFromAClaimOfItsOwn() {
-		runner().withPropertyValues("retry-outbox.relay.run-size=1").run((context) -> {
-			List<UUID> ids = enqueueThenStart(context, 4);
-			await().atMost(Duration.ofSeconds(20))
-				.until(() -> "DELIVERED".equals(column(context, ids.get(3), "status")));
-			assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 4));
-			assertThat(OutboxContexts.jdbc(context)
-				.sql("SELECT count(DISTINCT last_attempt_at) FROM retry_outbox_message")
-				.query(Long.class)
-				.single()).isEqualTo(4);
-		});
+	void byDefaultSendsEachMessageOfAKeyFromAClaimOfItsOwn() {
+		OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
+					"retry-outbox.relay.auto-startup=false")
+			.run((context) -> {
+				List<UUID> ids = enqueueThenStart(context, 4);
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> "DELIVERED".equals(column(context, ids.get(3), "status")));
+				assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 4));
+				assertThat(OutboxContexts.jdbc(context)
+					.sql("SELECT count(DISTINCT last_attempt_at) FROM retry_outbox_message")
+					.query(Long.class)
+					.single()).isEqualTo(4);
+			});
 	}
 
 }

@@ -127,10 +127,11 @@ final class OrderingKeys {
 					AND x.status = {PENDING} AND NOT x.is_head AND NOT x.new_arrival
 				FOR UPDATE SKIP LOCKED
 			), run AS (
-				SELECT c.id FROM candidate c
-				WHERE NOT EXISTS (SELECT 1 FROM candidate g
-					WHERE g.ordering_key = c.ordering_key AND g.seq <= c.seq
-						AND NOT (g.same AND g.id IN (SELECT id FROM locked)))
+				SELECT r.id FROM (
+					SELECT c.id, bool_and(c.same AND l.id IS NOT NULL)
+						OVER (PARTITION BY c.ordering_key ORDER BY c.seq) AS unbroken
+					FROM candidate c LEFT JOIN locked l ON l.id = c.id) r
+				WHERE r.unbroken
 			), claimed AS (
 				UPDATE {message} m
 				SET status = {IN_FLIGHT}, lease_owner = ?, lease_until = now() + ? * interval '1 millisecond',
@@ -150,11 +151,21 @@ final class OrderingKeys {
 	 * promotion follows in the same transaction; else it is marked releasing, for the
 	 * release of a later pass. A message of a run that keeps its key (retried, or dead
 	 * and blocking) becomes its key's head; the rest of its run is given back waiting in
-	 * the same transaction.
+	 * the same transaction. The rows are read by primary key from the array of their ids,
+	 * and the status is compared in the "C" collation (the same result for text equality)
+	 * so that the lease index, whose condition it would otherwise match, is not a way to
+	 * them: without statistics the planner took the owner's leased rows for a handful and
+	 * read them all through that index, unnesting the outcomes once per row (35 ms for 40
+	 * outcomes beside 1,000 leased rows).
 	 */
-	private static final String FINISH = """
+	static final String FINISH = """
 			WITH locked AS (
 				SELECT ?::text[] AS keys
+			), v AS (
+				SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
+						?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+					AS v(id, status, outcome, next_attempt_at, status_code, error_code, error, dead_reason,
+						releases_key, started_at, duration_ms, delay_ms, delay_reason, response_snippet)
 			), updated AS (
 				UPDATE {message} m
 				SET status = v.status,
@@ -166,11 +177,9 @@ final class OrderingKeys {
 					is_head = m.is_head OR (m.holds_key AND NOT v.releases_key::boolean),
 					releasing = m.holds_key AND v.releases_key::boolean AND NOT m.ordering_key = ANY (locked.keys),
 					holds_key = m.holds_key AND NOT (v.releases_key::boolean AND m.ordering_key = ANY (locked.keys))
-				FROM locked, unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
-						?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-					AS v(id, status, outcome, next_attempt_at, status_code, error_code, error, dead_reason,
-						releases_key, started_at, duration_ms, delay_ms, delay_reason, response_snippet)
-				WHERE m.id = v.id::uuid AND m.status = {IN_FLIGHT} AND m.lease_owner = ?
+				FROM locked, v
+				WHERE m.id = ANY (ARRAY(SELECT id FROM v)) AND m.id = v.id AND m.status = {IN_FLIGHT} COLLATE "C"
+					AND m.lease_owner = ?
 				RETURNING m.id, m.attempts, m.last_attempt_at, v.outcome, v.status_code, v.error_code, v.error,
 					v.started_at, v.duration_ms, v.delay_ms, v.delay_reason, v.response_snippet
 			), logged AS (

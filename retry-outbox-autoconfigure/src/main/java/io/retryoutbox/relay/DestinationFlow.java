@@ -62,6 +62,10 @@ final class DestinationFlow {
 	// interval between probes doubles with each.
 	private final AtomicInteger failures = new AtomicInteger();
 
+	// Runs out: each has at most one request in flight, and takes its next permit as its
+	// last answer gives one back, so it counts against the limit in between too.
+	private final AtomicInteger runs = new AtomicInteger();
+
 	private volatile int openings;
 
 	private volatile Listener listener = Listener.NONE;
@@ -92,11 +96,36 @@ final class DestinationFlow {
 		if (state == DestinationState.PAUSED) {
 			return 0;
 		}
-		int free = Math.max(0, this.limiter.getLimit() - this.limiter.getInflight());
+		int busy = Math.max(this.runs.get(), this.limiter.getInflight());
+		int free = Math.max(0, this.limiter.getLimit() - busy);
 		if (state == DestinationState.PROBING) {
-			free = Math.min(free, (this.limiter.getInflight() == 0) ? 1 : 0);
+			free = Math.min(free, (busy == 0) ? 1 : 0);
 		}
 		return Math.min(free, this.rate.available());
+	}
+
+	/**
+	 * Counts a run out until {@link #endRun()}.
+	 */
+	void startRun() {
+		this.runs.incrementAndGet();
+	}
+
+	void endRun() {
+		this.runs.decrementAndGet();
+	}
+
+	/**
+	 * Whether a run that just had a good answer may send its next message: the
+	 * destination is open and its rate allows one more now. The limit is not asked: a
+	 * run's next request replaces its last, so it adds nothing in flight, and a limit
+	 * that fell takes effect as runs end (at most a run's size later, or at once on an
+	 * answer that is not a success), rather than by cutting runs that were claimed and
+	 * would be given back.
+	 * @return whether the run goes on
+	 */
+	boolean continuesRun() {
+		return state() == DestinationState.OPEN && this.rate.available() > 0;
 	}
 
 	/**

@@ -776,7 +776,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private void start(List<? extends Claim> run, DestinationFlow flow) {
 		List<Outcome> outcomes = new ArrayList<>(run.size());
-		track(sendFrom(run, 0, flow, outcomes), () -> completed(run, outcomes), (ex) -> failed(run, ex));
+		flow.startRun();
+		track(sendFrom(run, 0, flow, outcomes).doFinally((signal) -> flow.endRun()), () -> completed(run, outcomes),
+				(ex) -> failed(run, ex));
 	}
 
 	/**
@@ -794,8 +796,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				outcomes.add(outcome);
 				int next = index + 1;
 				boolean more = next < run.size() && outcome.status() == MessageStatus.DELIVERED && this.running
-						&& problem(run.get(next)) == null && flow.state() == DestinationState.OPEN
-						&& flow.available() > 0;
+						&& problem(run.get(next)) == null && flow.continuesRun();
 				return more ? sendFrom(run, next, flow, outcomes) : Mono.empty();
 			});
 	}
@@ -933,13 +934,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			Duration shutdownTimeout, Duration startDelay, int errorBodyLimit, int runSize) {
 
 		/**
-		 * The default size of a key's run.
-		 */
-		public static final int DEFAULT_RUN_SIZE = 16;
-
-		/**
-		 * Settings that read at most 4 KB of an error response's body and send runs of up
-		 * to {@value #DEFAULT_RUN_SIZE} messages of a key.
+		 * Settings that read at most 4 KB of an error response's body and send each
+		 * message of a key from a claim of its own.
 		 * @param pollInterval how often to look for due messages when nothing woke the
 		 * relay
 		 * @param batchSize the largest number of messages claimed at once
@@ -951,8 +947,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		 */
 		public Settings(Duration pollInterval, int batchSize, int concurrency, Duration leaseTimeout,
 				Duration shutdownTimeout, Duration startDelay) {
-			this(pollInterval, batchSize, concurrency, leaseTimeout, shutdownTimeout, startDelay, 4096,
-					DEFAULT_RUN_SIZE);
+			this(pollInterval, batchSize, concurrency, leaseTimeout, shutdownTimeout, startDelay, 4096, 1);
 		}
 
 		public Settings {

@@ -1,5 +1,6 @@
 package io.retryoutbox.jdbc;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
@@ -37,6 +38,46 @@ class RelayTransactionsTests {
 		// on the empty table reads every row of the grown one.
 		String plan = planAfterTheTableGrew(new TransactionTemplate(new DataSourceTransactionManager(this.dataSource)));
 		assertThat(plan).contains("Seq Scan on retry_outbox_message");
+	}
+
+	@Test
+	void writesOutcomesByPrimaryKeyHoweverManyRowsTheRelayHasLeased() {
+		new OutboxSchemaInitializer(this.dataSource, null).afterPropertiesSet();
+		JdbcClient jdbc = JdbcClient.create(this.dataSource);
+		// No statistics, as on a new table or without autovacuum: the planner took the
+		// owner's leased rows for a handful and read them all through the lease index.
+		jdbc.sql(
+				"""
+						INSERT INTO retry_outbox_message (id, destination, method, path, idempotency_key, status, lease_owner,
+							lease_until)
+						SELECT gen_random_uuid(), 'api', 'POST', '/x', 'k' || i, 'IN_FLIGHT', 'relay-a', now() + interval '1 minute'
+						FROM generate_series(0, 4999) AS i
+						""")
+			.update();
+		List<String> ids = jdbc.sql("SELECT id::text FROM retry_outbox_message LIMIT 50").query(String.class).list();
+		int size = ids.size();
+		String[][] columns = new String[14][size];
+		for (int i = 0; i < size; i++) {
+			String[] row = { ids.get(i), "DELIVERED", "DELIVERED", null, "200", null, null, null, "false",
+					"2026-12-03T10:00:00Z", "5", null, null, null };
+			for (int column = 0; column < row.length; column++) {
+				columns[column][i] = row[column];
+			}
+		}
+		List<Object> params = new ArrayList<>();
+		params.add(new String[0]);
+		params.addAll(List.of((Object[]) columns));
+		params.add("relay-a");
+		params.add(true);
+		String plan = RelayTransactions.create(this.dataSource)
+			.execute((status) -> String.join("\n",
+					jdbc.sql("EXPLAIN " + Sql.render(OrderingKeys.FINISH, OutboxTables.in(null)))
+						.params(params)
+						.query(String.class)
+						.list()));
+		assertThat(plan).contains("Index Scan using retry_outbox_message_pkey")
+			.doesNotContain("retry_outbox_message_lease_idx")
+			.doesNotContain("Seq Scan on retry_outbox_message");
 	}
 
 	private String planAfterTheTableGrew(TransactionTemplate transactions) {
