@@ -82,6 +82,17 @@ class KeyRunIntegrationTests {
 		return OutboxContexts.row(context, id).get(column);
 	}
 
+	/**
+	 * How many claims took the messages: a claim stamps last_attempt_at with its
+	 * transaction's time, one value for all it took.
+	 */
+	private static long claims(AssertableApplicationContext context) {
+		return OutboxContexts.jdbc(context)
+			.sql("SELECT count(DISTINCT last_attempt_at) FROM retry_outbox_message")
+			.query(Long.class)
+			.single();
+	}
+
 	private static long heldKeys(AssertableApplicationContext context) {
 		return OutboxContexts.jdbc(context)
 			.sql("SELECT count(*) FROM retry_outbox_message WHERE holds_key")
@@ -96,12 +107,7 @@ class KeyRunIntegrationTests {
 			await().atMost(Duration.ofSeconds(20))
 				.until(() -> "DELIVERED".equals(column(context, ids.get(7), "status")));
 			assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 8));
-			// A claim stamps last_attempt_at with its transaction's time: one value, one
-			// claim.
-			assertThat(OutboxContexts.jdbc(context)
-				.sql("SELECT count(DISTINCT last_attempt_at) FROM retry_outbox_message")
-				.query(Long.class)
-				.single()).isOne();
+			assertThat(claims(context)).isOne();
 			assertThat(ids).allSatisfy((id) -> {
 				assertThat(column(context, id, "status")).isEqualTo("DELIVERED");
 				assertThat(column(context, id, "attempts")).isEqualTo(1);
@@ -203,10 +209,7 @@ class KeyRunIntegrationTests {
 				await().atMost(Duration.ofSeconds(20))
 					.until(() -> "DELIVERED".equals(column(context, ids.get(3), "status")));
 				assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 4));
-				assertThat(OutboxContexts.jdbc(context)
-					.sql("SELECT count(DISTINCT last_attempt_at) FROM retry_outbox_message")
-					.query(Long.class)
-					.single()).isEqualTo(4);
+				assertThat(claims(context)).isEqualTo(4);
 			});
 	}
 
