@@ -5,7 +5,9 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -30,6 +32,15 @@ class TimeOrderedUuidTests {
 			ids.add(TimeOrderedUuid.next());
 		}
 		assertStrictlyIncreasingVersion7(ids);
+	}
+
+	@Test
+	void everyIdCarriesRandomBitsOfItsOwn() {
+		Set<Long> randomBits = new HashSet<>();
+		for (int i = 0; i < COUNT; i++) {
+			randomBits.add(TimeOrderedUuid.next().getLeastSignificantBits());
+		}
+		assertThat(randomBits).hasSize(COUNT);
 	}
 
 	@Test
