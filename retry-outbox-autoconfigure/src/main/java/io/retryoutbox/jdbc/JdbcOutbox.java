@@ -146,6 +146,9 @@ final class JdbcOutbox implements Outbox {
 	}
 
 	private String idempotencyKey(Map<String, List<String>> headers, UUID id) {
+		if (headers.isEmpty()) {
+			return id.toString();
+		}
 		for (var entry : Set.copyOf(headers.entrySet())) {
 			if (entry.getKey().equalsIgnoreCase(this.idempotencyKeyHeader)) {
 				headers.remove(entry.getKey());

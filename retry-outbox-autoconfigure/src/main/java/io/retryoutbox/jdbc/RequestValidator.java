@@ -40,6 +40,9 @@ final class RequestValidator {
 							+ request.destination() + ".base-url (configured: " + this.destinations + ")");
 		}
 		HttpRequestRules.check(request.method().name(), request.path(), request.headers());
+		if (request.headers().isEmpty()) {
+			return;
+		}
 		Collection<String> configured = this.configuredHeaders.getOrDefault(request.destination(), List.of());
 		for (String name : request.headers().keySet()) {
 			if (configured.stream().anyMatch(name::equalsIgnoreCase)) {
