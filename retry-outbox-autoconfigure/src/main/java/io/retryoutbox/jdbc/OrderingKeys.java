@@ -20,6 +20,7 @@ import io.retryoutbox.message.Outcome;
 import io.retryoutbox.support.SecretValues;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.SqlParameterValue;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -312,6 +313,12 @@ final class OrderingKeys {
 
 	private final JdbcClient jdbc;
 
+	// The enqueue's insert sets its parameters itself: through JdbcClient it took twice
+	// the client-side time of the bench's plain insert (a parameter list, a value
+	// wrapper per null, a cleanup pass), about a tenth of what the enqueue adds to a
+	// transaction in the bench's cost profile.
+	private final JdbcTemplate inserts;
+
 	private final TransactionTemplate transactions;
 
 	private final OutboxTables tables;
@@ -341,7 +348,8 @@ final class OrderingKeys {
 	private final String delete;
 
 	OrderingKeys(DataSource dataSource, OutboxTables tables) {
-		this.jdbc = JdbcClient.create(dataSource);
+		this.inserts = new JdbcTemplate(dataSource);
+		this.jdbc = JdbcClient.create(this.inserts);
 		this.transactions = RelayTransactions.create(dataSource);
 		this.tables = tables;
 		this.insert = Sql.render(INSERT, tables);
@@ -363,12 +371,19 @@ final class OrderingKeys {
 	 * one takes its key as an arrival, which a relay admits.
 	 */
 	void insert(NewMessage message) {
-		List<Object> params = columns(message);
-		if (message.orderingKey() == null) {
-			this.jdbc.sql(this.insert).params(params).update();
-			return;
-		}
-		this.jdbc.sql(this.insertKeyed).params(params).update();
+		this.inserts.update((message.orderingKey() != null) ? this.insertKeyed : this.insert, (statement) -> {
+			statement.setObject(1, message.id());
+			statement.setString(2, message.destination());
+			statement.setString(3, message.method());
+			statement.setString(4, message.path());
+			statement.setString(5, message.headersJson());
+			statement.setBytes(6, message.body());
+			statement.setString(7, message.contentType());
+			statement.setString(8, message.orderingKey());
+			statement.setString(9, message.idempotencyKey());
+			statement.setString(10, message.traceParent());
+			statement.setString(11, message.traceState());
+		});
 	}
 
 	/**
