@@ -315,8 +315,8 @@ final class OrderingKeys {
 
 	// The enqueue's insert sets its parameters itself: through JdbcClient it took twice
 	// the client-side time of the bench's plain insert (a parameter list, a value
-	// wrapper per null, a cleanup pass), about a tenth of what the enqueue adds to a
-	// transaction in the bench's cost profile.
+	// wrapper per null, a cleanup pass), about a tenth of the enqueue's own time in the
+	// bench's cost profile.
 	private final JdbcTemplate inserts;
 
 	private final TransactionTemplate transactions;

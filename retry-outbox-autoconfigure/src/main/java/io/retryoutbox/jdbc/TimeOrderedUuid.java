@@ -26,8 +26,8 @@ final class TimeOrderedUuid {
 	// One DRBG per thread: the default SecureRandom (NativePRNG) serializes every caller
 	// on one lock, which the enqueuing threads of the bench's profile waited on. Its bits
 	// are drawn 512 bytes at a time: a DRBG call costs about as much for 8 bytes as for
-	// 512, and one call per id was 17% of what the enqueue adds to a transaction in the
-	// bench's cost profile.
+	// 512, and one call per id took 17% of the enqueue's own time in the bench's cost
+	// profile.
 	private static final ThreadLocal<RandomBits> RANDOM = ThreadLocal.withInitial(() -> new RandomBits(drbg()));
 
 	private static final TimeOrderedUuid SHARED = new TimeOrderedUuid(Clock.systemUTC());
