@@ -19,14 +19,22 @@ final class JdbcOutboxRetention implements OutboxRetention {
 	// The status is a literal, not a parameter, so that the planner can match the
 	// partial index on that status's column. A message that still holds its key is
 	// never deleted: a dead one parks the key, and a delivered one awaits its release;
-	// deleting either would leave the key's next messages waiting for ever.
+	// deleting either would leave the key's next messages waiting for ever. The attempt
+	// rows go in the same statement (no foreign key deletes them, V8), looked up by the
+	// array of deleted ids so that their index is the way to them.
 	private static final String DELETE_FINISHED = """
-			DELETE FROM {message} WHERE id IN (
-				SELECT id FROM {message}
-				WHERE status = %1$s AND %2$s AND %3$s < now() - ? * interval '1 millisecond'
-				ORDER BY %3$s
-				LIMIT ?
-				FOR UPDATE SKIP LOCKED)
+			WITH deleted AS (
+				DELETE FROM {message} WHERE id IN (
+					SELECT id FROM {message}
+					WHERE status = %1$s AND %2$s AND %3$s < now() - ? * interval '1 millisecond'
+					ORDER BY %3$s
+					LIMIT ?
+					FOR UPDATE SKIP LOCKED)
+				RETURNING id
+			), logs AS (
+				DELETE FROM {attempt} WHERE message_id = ANY (ARRAY(SELECT id FROM deleted))
+			)
+			SELECT count(*) FROM deleted
 			""";
 
 	private final JdbcClient jdbc;
@@ -60,7 +68,7 @@ final class JdbcOutboxRetention implements OutboxRetention {
 	private long deleteInChunks(String sql, Duration age) {
 		long total = 0;
 		while (!Thread.currentThread().isInterrupted()) {
-			int deleted = this.jdbc.sql(sql).params(age.toMillis(), this.chunkSize).update();
+			int deleted = this.jdbc.sql(sql).params(age.toMillis(), this.chunkSize).query(Integer.class).single();
 			total += deleted;
 			if (deleted < this.chunkSize) {
 				break;

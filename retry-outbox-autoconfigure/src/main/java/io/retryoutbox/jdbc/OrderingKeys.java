@@ -152,12 +152,14 @@ final class OrderingKeys {
 	 * promotion follows in the same transaction; else it is marked releasing, for the
 	 * release of a later pass. A message of a run that keeps its key (retried, or dead
 	 * and blocking) becomes its key's head; the rest of its run is given back waiting in
-	 * the same transaction. The rows are read by primary key from the array of their ids,
-	 * and the status is compared in the "C" collation (the same result for text equality)
-	 * so that the lease index, whose condition it would otherwise match, is not a way to
-	 * them: without statistics the planner took the owner's leased rows for a handful and
-	 * read them all through that index, unnesting the outcomes once per row (35 ms for 40
-	 * outcomes beside 1,000 leased rows).
+	 * the same transaction. Each outcome's row is read by its primary key, and the status
+	 * is compared in the "C" collation (the same result for text equality) so that the
+	 * lease index, whose condition it would otherwise match, is not a way to them:
+	 * without statistics the planner took the owner's leased rows for a handful and read
+	 * them all through that index, unnesting the outcomes once per row (35 ms for 40
+	 * outcomes beside 1,000 leased rows). Looking the rows up by an array of their ids
+	 * instead, then matching each to its outcome, compared every row with every outcome:
+	 * 40% of the update's time for 40 outcomes.
 	 */
 	static final String FINISH = """
 			WITH locked AS (
@@ -179,7 +181,7 @@ final class OrderingKeys {
 					releasing = m.holds_key AND v.releases_key::boolean AND NOT m.ordering_key = ANY (locked.keys),
 					holds_key = m.holds_key AND NOT (v.releases_key::boolean AND m.ordering_key = ANY (locked.keys))
 				FROM locked, v
-				WHERE m.id = ANY (ARRAY(SELECT id FROM v)) AND m.id = v.id AND m.status = {IN_FLIGHT} COLLATE "C"
+				WHERE m.id = v.id AND m.status = {IN_FLIGHT} COLLATE "C"
 					AND m.lease_owner = ?
 				RETURNING m.id, m.attempts, m.last_attempt_at, v.outcome, v.status_code, v.error_code, v.error,
 					v.started_at, v.duration_ms, v.delay_ms, v.delay_reason, v.response_snippet
@@ -307,7 +309,11 @@ final class OrderingKeys {
 			RETURNING m.id, CASE WHEN m.holds_key THEN m.ordering_key END AS held_key
 			""";
 
+	// The attempt rows with their message: no foreign key deletes them (V8).
 	private static final String DELETE = """
+			WITH logs AS (
+				DELETE FROM {attempt} WHERE message_id = ANY (?::uuid[])
+			)
 			DELETE FROM {message} WHERE id = ANY (?::uuid[])
 			""";
 
@@ -557,7 +563,8 @@ final class OrderingKeys {
 				release(array);
 			}
 			if (!ids.isEmpty()) {
-				this.jdbc.sql(this.delete).param(ids.stream().map(UUID::toString).toArray(String[]::new)).update();
+				String[] deleted = ids.stream().map(UUID::toString).toArray(String[]::new);
+				this.jdbc.sql(this.delete).params(deleted, deleted).update();
 			}
 			return ids.size();
 		});

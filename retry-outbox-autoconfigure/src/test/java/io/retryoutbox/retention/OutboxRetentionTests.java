@@ -129,7 +129,7 @@ class OutboxRetentionTests {
 				return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(),
 						new Class<?>[] { Connection.class }, (proxy, method, args) -> {
 							if (method.getName().equals("prepareStatement")
-									&& ((String) args[0]).strip().startsWith("DELETE")) {
+									&& ((String) args[0]).contains("DELETE FROM retry_outbox_message")) {
 								deletes.incrementAndGet();
 							}
 							try {
