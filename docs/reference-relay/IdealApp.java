@@ -44,7 +44,7 @@ public class IdealApp {
 						continue;
 					}
 					Flux.fromIterable(claimed).flatMap(row -> sink.postAsync((String) row[0]), concurrency).blockLast();
-										tx.executeWithoutResult(s -> jdbc.update(con -> {
+					tx.executeWithoutResult(s -> jdbc.update(con -> {
 						var ps = con.prepareStatement("update bench_ideal_outbox set done_at = now() where id = any(?)");
 						Array array = con.createArrayOf("bigint", claimed.stream().map(r -> r[1]).toArray());
 						ps.setArray(1, array);
