@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -120,18 +121,19 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	@Override
 	public List<Claim> claim(String owner, Map<String, Integer> limits, int runSize, Duration lease) {
-		String[] destinations = new String[limits.size()];
-		Integer[] counts = new Integer[limits.size()];
-		int i = 0;
-		for (Map.Entry<String, Integer> limit : limits.entrySet()) {
-			destinations[i] = limit.getKey();
-			counts[i++] = limit.getValue();
-		}
-		List<Claim> heads = this.jdbc.sql(this.claim)
-			.params(owner, lease.toMillis(), destinations, counts,
-					OffsetDateTime.ofInstant(this.clock.instant(), ZoneOffset.UTC))
+		return withRuns(claimHeads(owner, limits, lease), owner, runSize, lease);
+	}
+
+	private List<Claim> claimHeads(String owner, Map<String, Integer> limits, Duration lease) {
+		String[] destinations = limits.keySet().toArray(String[]::new);
+		Integer[] counts = limits.values().toArray(Integer[]::new);
+		return this.jdbc.sql(this.claim)
+			.params(owner, lease.toMillis(), destinations, counts, now())
 			.query(this::claimed)
 			.list();
+	}
+
+	private List<Claim> withRuns(List<Claim> heads, String owner, int runSize, Duration lease) {
 		List<Claim> keyed = heads.stream().filter((head) -> head.orderingKey() != null).toList();
 		if (runSize <= 1 || keyed.isEmpty()) {
 			return heads;
@@ -139,6 +141,10 @@ final class JdbcOutboxStore implements OutboxStore {
 		List<Claim> runs = new ArrayList<>(heads);
 		runs.addAll(this.keys.claimRuns(keyed, runSize, owner, lease, this::claimed));
 		return runs;
+	}
+
+	private OffsetDateTime now() {
+		return OffsetDateTime.ofInstant(this.clock.instant(), ZoneOffset.UTC);
 	}
 
 	@Override
@@ -154,13 +160,23 @@ final class JdbcOutboxStore implements OutboxStore {
 			// row version fewer than a mark and a release.
 			List<String> locked = releaseKeys ? this.keys.lockKeys(releasing(outcomes)) : List.of();
 			int written = complete(owner, outcomes, unsent, locked);
-			OrderingKeys.Released released = releaseKeys ? this.keys.release(locked) : new OrderingKeys.Released(0, 0);
-			boolean claim = !limits.isEmpty() && (!claimOnlyIfPromoted || released.promoted() > 0);
-			List<Claim> claimed = claim ? claim(owner, limits, runSize, lease) : List.of();
-			return new Round(written, released.keys(), claimed);
+			// The heads that waited go first; the promotion then leases new ones
+			// within what is left of each destination's count.
+			List<Claim> heads = new ArrayList<>(
+					(!limits.isEmpty() && !claimOnlyIfPromoted) ? claimHeads(owner, limits, lease) : List.of());
+			heads.addAll(this.keys.release(locked,
+					new OrderingKeys.Lease(left(limits, heads), owner, lease, now(), this::claimed)));
+			return new Round(written, locked.size(), withRuns(heads, owner, runSize, lease));
 		});
 		Assert.state(round != null, "A round returns its result");
 		return round;
+	}
+
+	private static Map<String, Integer> left(Map<String, Integer> limits, List<Claim> claimed) {
+		Map<String, Integer> left = new LinkedHashMap<>(limits);
+		claimed.forEach((claim) -> left.computeIfPresent(claim.destination(), (destination, n) -> n - 1));
+		left.values().removeIf((n) -> n <= 0);
+		return left;
 	}
 
 	@Override
@@ -191,7 +207,7 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	@Override
 	public int releaseKeys() {
-		return this.keys.releaseKeys().keys();
+		return this.keys.releaseKeys();
 	}
 
 	@Override

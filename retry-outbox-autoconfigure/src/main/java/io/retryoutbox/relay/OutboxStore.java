@@ -36,9 +36,10 @@ public interface OutboxStore {
 
 	/**
 	 * One poll's work in one transaction, so that it costs one commit: writes the
-	 * outcomes, releases the keys whose heads finished (if asked) and promotes their next
-	 * messages, then claims, so that a key's next message can be claimed in the same
-	 * round as its head's outcome is written.
+	 * outcomes, claims the due heads, then releases the keys whose heads finished (if
+	 * asked), promotes their next messages and claims those of the new heads that are
+	 * due, within what the claim left of each destination's limit, so that a key's next
+	 * message can be claimed in the same round as its head's outcome is written.
 	 * @param owner the relay instance
 	 * @param outcomes the outcomes to write, possibly none
 	 * @param unsent messages of runs that were claimed but not sent, given back as
@@ -47,8 +48,8 @@ public interface OutboxStore {
 	 * @param limits the largest number of heads to claim by destination, possibly none
 	 * @param runSize the largest number of messages of one key claimed together, see
 	 * {@link #claim}
-	 * @param claimOnlyIfPromoted whether to claim only if releasing the keys gave one a
-	 * new head, the one way a message can have become due since the last claim when
+	 * @param claimOnlyIfPromoted whether to claim only the new heads that releasing the
+	 * keys gave, the one way a message can have become due since the last claim when
 	 * nothing else says so
 	 * @param lease how long a claim holds
 	 * @return what was done

@@ -182,6 +182,67 @@ class JdbcOutboxStoreTests {
 	}
 
 	@Test
+	void leasesANewHeadInTheUpdateThatMakesItTheHeadNotInASecondOne() {
+		countRowVersions();
+		UUID first = insert("k");
+		UUID second = insert("k");
+		assertThat(this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 1, false, Duration.ofMinutes(1))
+			.claimed()
+			.stream()
+			.map(Claim::id)).containsExactly(first);
+		assertThat(rowVersions(first)).isOne();
+		assertThat(rowVersions(second)).isOne();
+		Outcome delivered = new Outcome(first, new RetryDecision.Delivered(), true, 200, null, null, Instant.now(),
+				Duration.ofMillis(5));
+		assertThat(this.store
+			.round("relay-a", List.of(delivered), List.of(), true, Map.of("api", 10), 1, false, Duration.ofMinutes(1))
+			.claimed()
+			.stream()
+			.map(Claim::id)).containsExactly(second);
+		// Admitted to wait, then promoted and leased together.
+		assertThat(rowVersions(second)).isEqualTo(2);
+		assertThat(row(second)).containsEntry("is_head", true)
+			.containsEntry("status", "IN_FLIGHT")
+			.containsEntry("lease_owner", "relay-a")
+			.containsEntry("attempts", 1);
+	}
+
+	@Test
+	void claimsTheHeadsThatWaitedFirstAndLeasesNewHeadsOnlyWithinWhatIsLeftOfTheirDestinationsLimit() {
+		UUID waited = insert();
+		UUID alsoWaited = insert();
+		UUID older = insert("k");
+		UUID newer = insert("j");
+		UUID elsewhere = insert("m", "mail");
+		assertThat(this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 3), 1, false, Duration.ofMinutes(1))
+			.claimed()
+			.stream()
+			.map(Claim::id)).containsExactlyInAnyOrder(waited, alsoWaited, older);
+		// Heads now, one beyond the limit and one of a destination the round did not
+		// claim for.
+		assertThat(row(newer)).containsEntry("is_head", true).containsEntry("status", "PENDING");
+		assertThat(row(elsewhere)).containsEntry("is_head", true)
+			.containsEntry("status", "PENDING")
+			.containsEntry("attempts", 0);
+		assertThat(this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 3, "mail", 3), 1, false, Duration.ofMinutes(1))
+			.claimed()
+			.stream()
+			.map(Claim::id)).containsExactlyInAnyOrder(newer, elsewhere);
+	}
+
+	@Test
+	void leasesNoNewHeadWhenOnlyTheKeysAreReleased() {
+		UUID head = insert("k");
+		assertThat(this.store.releaseKeys()).isOne();
+		assertThat(row(head)).containsEntry("is_head", true)
+			.containsEntry("status", "PENDING")
+			.containsEntry("lease_owner", null);
+	}
+
+	@Test
 	void marksAFinishedHeadReleasingWhenAnotherRelayHoldsItsKeyAndReleasesItOnceFree() throws Exception {
 		UUID first = insert("k");
 		UUID second = insert("k");
@@ -295,6 +356,25 @@ class JdbcOutboxStoreTests {
 		UUID id = UUID.randomUUID();
 		this.keys.insert(new NewMessage(id, "api", "POST", "/charges", "{}", null, null, null, id.toString()));
 		return id;
+	}
+
+	// Counts every update of a message row: each is a new row version, with an entry in
+	// every index whose condition it meets.
+	private void countRowVersions() {
+		this.jdbc.sql("CREATE TABLE row_version (id uuid NOT NULL)").update();
+		this.jdbc.sql("""
+				CREATE FUNCTION count_row_version() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN
+					INSERT INTO row_version VALUES (NEW.id);
+					RETURN NEW;
+				END $$""").update();
+		this.jdbc.sql("""
+				CREATE TRIGGER count_row_version AFTER UPDATE ON retry_outbox_message
+				FOR EACH ROW EXECUTE FUNCTION count_row_version()""").update();
+	}
+
+	private int rowVersions(UUID id) {
+		return this.jdbc.sql("SELECT count(*) FROM row_version WHERE id = ?").param(id).query(Integer.class).single();
 	}
 
 	// Rather than waiting for the lease to run out.
