@@ -237,8 +237,7 @@ final class OrderingKeys {
 	// A new head that is due and whose destination the round may still send to (the
 	// outbox clock, then the destinations and counts, as the claim's) is leased in the
 	// same update, oldest first: as a head, then a claim, it cost two non-HOT row
-	// versions
-	// in one transaction, a fifth of a keyed message's writes.
+	// versions in one transaction, a fifth of a keyed message's writes.
 	private static final String PROMOTE = """
 			WITH next AS (
 				SELECT (SELECT c.id FROM (
