@@ -75,9 +75,8 @@ final class DestinationFlow {
 	}
 
 	DestinationFlow(String destination, RelayDestination.Flow flow, LongSupplier nanoClock) {
-		Limit limit = flow.adaptive()
-				? new LatencyAndLossLimit(Math.min(INITIAL_LIMIT, flow.maxConcurrency()), flow.maxConcurrency())
-				: FixedLimit.of(flow.maxConcurrency());
+		Limit limit = flow.adaptive() ? new LatencyAndLossLimit(Math.min(INITIAL_LIMIT, flow.maxConcurrency()),
+				flow.maxConcurrency(), this::inFlight) : FixedLimit.of(flow.maxConcurrency());
 		this.limiter = SimpleLimiter.newBuilder().named(destination).limit(limit).nanoClock(nanoClock).build();
 		this.flow = flow;
 		this.rate = new DestinationRate(flow.maxRate(), nanoClock);

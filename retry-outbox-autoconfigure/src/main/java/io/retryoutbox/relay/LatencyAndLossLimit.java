@@ -3,6 +3,7 @@ package io.retryoutbox.relay;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 
 import com.netflix.concurrency.limits.Limit;
 import com.netflix.concurrency.limits.limit.AIMDLimit;
@@ -22,9 +23,23 @@ import com.netflix.concurrency.limits.limit.Gradient2Limit;
  * first slow answer came back a round trip later; then the slow answers, each allowed to
  * cut 10%, brought it down to 8 within one round trip. Smoothing 0.05 grows it by 0.2 an
  * answer and cuts at most 2.5%, slow enough for a signal one round trip late. Tolerance
- * 1.2 shrinks it once an answer takes a fifth longer than the long-term average rather
- * than half as long again: that average follows the latency up, so with 1.5 the limit
- * crept past the knee.
+ * 1.2 shrinks it once the latency is a fifth above the long-term average rather than half
+ * as much again: that average follows the latency up, so with 1.5 the limit crept past
+ * the knee.
+ * <p>
+ * The relay sends what a round claimed at once, and the answers come back spread out. Two
+ * things about such a burst misled the gradient limit, which held a limit of 20-30 while
+ * a fixed limit delivered two to three times as many messages in a cold relay's first
+ * seconds (docs/benchmarks.md). It counts an answer as the latency now, and on a busy
+ * machine the last requests of a burst wait longest in the relay's own client, so they
+ * are slower than the average without any queue downstream; it now gets the average of
+ * about the last limit's worth of answers, which still rises within a round trip when a
+ * queue builds. And it takes an answer with under half the limit in flight when its
+ * request was sent as the relay not using its limit, which is the first half of every
+ * burst; it now gets the most in flight while the request was out, at its start or at its
+ * answer. The AIMD limit keeps the count at the start: it grows by one for each answer it
+ * counts, and with every answer of a burst counted it outgrew a downstream that answers
+ * 503 to a third of the requests.
  */
 final class LatencyAndLossLimit implements Limit {
 
@@ -38,11 +53,21 @@ final class LatencyAndLossLimit implements Limit {
 
 	private final AIMDLimit loss;
 
+	private final IntSupplier inFlight;
+
+	private double recentRtt;
+
 	private final List<Consumer<Integer>> listeners = new CopyOnWriteArrayList<>();
 
 	private volatile int limit;
 
-	LatencyAndLossLimit(int initialLimit, int maxLimit) {
+	/**
+	 * Creates a limit.
+	 * @param initialLimit the limit to start at
+	 * @param maxLimit the highest limit
+	 * @param inFlight the requests in flight now, read when an answer is counted
+	 */
+	LatencyAndLossLimit(int initialLimit, int maxLimit, IntSupplier inFlight) {
 		this.latency = Gradient2Limit.newBuilder()
 			.initialLimit(initialLimit)
 			.minLimit(1)
@@ -51,6 +76,7 @@ final class LatencyAndLossLimit implements Limit {
 			.smoothing(0.05)
 			.build();
 		this.loss = AIMDLimit.newBuilder().initialLimit(initialLimit).minLimit(1).maxLimit(maxLimit).build();
+		this.inFlight = inFlight;
 		this.limit = initialLimit;
 	}
 
@@ -72,7 +98,11 @@ final class LatencyAndLossLimit implements Limit {
 	 */
 	@Override
 	public synchronized void onSample(long startTime, long rtt, int inflight, boolean didDrop) {
-		this.latency.onSample(startTime, Math.max(rtt, LATENCY_FLOOR_NANOS), inflight, didDrop);
+		long floored = Math.max(rtt, LATENCY_FLOOR_NANOS);
+		double weight = 2.0 / (this.latency.getLimit() + 1);
+		this.recentRtt = (this.recentRtt == 0) ? floored : this.recentRtt + weight * (floored - this.recentRtt);
+		int busiest = Math.max(inflight, this.inFlight.getAsInt());
+		this.latency.onSample(startTime, (long) this.recentRtt, busiest, didDrop);
 		this.loss.onSample(startTime, rtt, inflight, didDrop);
 		int limit = Math.min(this.latency.getLimit(), this.loss.getLimit());
 		if (limit != this.limit) {

@@ -108,6 +108,30 @@ class DestinationFlowTests {
 		assertThat(flow.limit()).isGreaterThan(64);
 	}
 
+	/**
+	 * As the relay's burst of requests is answered on a saturated machine: whatever is
+	 * sent last waits longest in the relay's own client, so each round's answers take
+	 * from 30 to 100 ms in the order they were sent, and the later half, the only one
+	 * with more than half the limit in flight when sent, is the slower half. No queue
+	 * builds downstream: every round takes the same time.
+	 */
+	@Test
+	void keepsGrowingWhenTheLastOfEachBurstIsAnsweredSlowestByABusyMachine() {
+		DestinationFlow flow = flow(true, 256);
+		for (int round = 0; round < 300; round++) {
+			List<Limiter.Listener> permits = new ArrayList<>();
+			for (int i = flow.available(); i > 0; i--) {
+				permits.add(flow.acquire());
+			}
+			long start = this.now.get();
+			for (int i = 0; i < permits.size(); i++) {
+				this.now.set(start + 30_000_000L + 70_000_000L * i / permits.size());
+				permits.get(i).onSuccess();
+			}
+		}
+		assertThat(flow.limit()).isGreaterThan(64);
+	}
+
 	@Test
 	void shrinksWhenLatencyRises() {
 		DestinationFlow flow = flow(true, 256);
