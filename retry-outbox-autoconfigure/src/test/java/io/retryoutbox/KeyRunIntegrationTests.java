@@ -200,10 +200,24 @@ class KeyRunIntegrationTests {
 	}
 
 	@Test
-	void byDefaultSendsEachMessageOfAKeyFromAClaimOfItsOwn() {
+	void byDefaultSendsUpToEightMessagesOfAKeyFromOneClaim() {
 		OutboxContexts.runner(this.jdbcUrl)
 			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
 					"retry-outbox.relay.auto-startup=false")
+			.run((context) -> {
+				List<UUID> ids = enqueueThenStart(context, 10);
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> "DELIVERED".equals(column(context, ids.get(9), "status")));
+				assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 10));
+				assertThat(claims(context)).isEqualTo(2);
+			});
+	}
+
+	@Test
+	void sendsEachMessageOfAKeyFromAClaimOfItsOwnWithARunSizeOfOne() {
+		OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
+					"retry-outbox.relay.auto-startup=false", "retry-outbox.relay.run-size=1")
 			.run((context) -> {
 				List<UUID> ids = enqueueThenStart(context, 4);
 				await().atMost(Duration.ofSeconds(20))

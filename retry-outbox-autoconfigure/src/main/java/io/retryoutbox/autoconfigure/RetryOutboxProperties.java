@@ -257,7 +257,7 @@ public class RetryOutboxProperties {
 		 * after another, each as soon as the one before was delivered; 1 sends each
 		 * message of a key from a claim of its own.
 		 */
-		private int runSize = 1;
+		private int runSize = 8;
 
 		/**
 		 * How long a claimed message stays leased to this instance before another may
