@@ -89,22 +89,32 @@ class DestinationFlowTests {
 		assertThat(overloaded.limit()).isLessThan(20).isLessThan(healthy.limit());
 	}
 
-	@Test
-	void keepsGrowingWhenAnswersSpreadBetweenOneAndTwentyFourMilliseconds() {
-		DestinationFlow flow = flow(true, 256);
-		for (int round = 0; round < 200; round++) {
+	/**
+	 * Runs rounds of requests, each round's answers spread evenly from {@code fromMs} to
+	 * {@code toMs} in the order the requests were sent.
+	 */
+	private void runSpread(DestinationFlow flow, int rounds, long fromMs, long toMs) {
+		for (int round = 0; round < rounds; round++) {
 			List<Limiter.Listener> permits = new ArrayList<>();
 			for (int i = flow.available(); i > 0; i--) {
 				permits.add(flow.acquire());
 			}
-			// As a 0 ms downstream answers on a busy machine: each round's answers spread
-			// from 1 to 24 ms by the relay's own scheduling, not by a queue downstream.
 			long start = this.now.get();
 			for (int i = 0; i < permits.size(); i++) {
-				this.now.set(start + 1_000_000L + 23_000_000L * i / permits.size());
+				this.now.set(start + 1_000_000L * fromMs + 1_000_000L * (toMs - fromMs) * i / permits.size());
 				permits.get(i).onSuccess();
 			}
 		}
+	}
+
+	/**
+	 * As a 0 ms downstream answers on a busy machine: each round's answers spread from 1
+	 * to 24 ms by the relay's own scheduling, not by a queue downstream.
+	 */
+	@Test
+	void keepsGrowingWhenAnswersSpreadBetweenOneAndTwentyFourMilliseconds() {
+		DestinationFlow flow = flow(true, 256);
+		runSpread(flow, 200, 1, 24);
 		assertThat(flow.limit()).isGreaterThan(64);
 	}
 
@@ -118,17 +128,7 @@ class DestinationFlowTests {
 	@Test
 	void keepsGrowingWhenTheLastOfEachBurstIsAnsweredSlowestByABusyMachine() {
 		DestinationFlow flow = flow(true, 256);
-		for (int round = 0; round < 300; round++) {
-			List<Limiter.Listener> permits = new ArrayList<>();
-			for (int i = flow.available(); i > 0; i--) {
-				permits.add(flow.acquire());
-			}
-			long start = this.now.get();
-			for (int i = 0; i < permits.size(); i++) {
-				this.now.set(start + 30_000_000L + 70_000_000L * i / permits.size());
-				permits.get(i).onSuccess();
-			}
-		}
+		runSpread(flow, 300, 30, 100);
 		assertThat(flow.limit()).isGreaterThan(64);
 	}
 
