@@ -83,6 +83,30 @@ class RelayTransactionsTests {
 			.doesNotContain("Seq Scan on retry_outbox_message");
 	}
 
+	@Test
+	void locksTheRestOfARunByPrimaryKeyHoweverManyMessagesWaitBehindTheirHeads() {
+		new OutboxSchemaInitializer(this.dataSource, null).afterPropertiesSet();
+		JdbcClient jdbc = JdbcClient.create(this.dataSource);
+		// Waiting messages of many keys, no statistics: the planner took the index of all
+		// waiting messages for the way to the run's few and read it whole, every round.
+		jdbc.sql("""
+				INSERT INTO retry_outbox_message (id, destination, method, path, ordering_key, idempotency_key,
+					is_head, holds_key)
+				SELECT gen_random_uuid(), 'api', 'POST', '/x', 'key-' || (i % 100), 'k' || i, false, true
+				FROM generate_series(0, 4999) AS i
+				""").update();
+		String plan = RelayTransactions.create(this.dataSource)
+			.execute((status) -> String.join("\n",
+					jdbc.sql("EXPLAIN " + Sql.render(OrderingKeys.CLAIM_RUNS, OutboxTables.in(null)))
+						.params(new String[] { "key-1" }, new String[] { "api" }, 7, "relay-a", 60_000)
+						.query(String.class)
+						.list()));
+		assertThat(plan).isNotNull();
+		String locked = plan.substring(plan.indexOf("CTE locked"), plan.indexOf("CTE claimed"));
+		assertThat(locked).contains("Index Scan using retry_outbox_message_pkey")
+			.doesNotContain("retry_outbox_message_successor_idx");
+	}
+
 	private String planAfterTheTableGrew(TransactionTemplate transactions) {
 		new OutboxSchemaInitializer(this.dataSource, null).afterPropertiesSet();
 		String statement = numbered(Sql.render(OrderingKeys.LOCK_KEYS_TO_ADMIT, OutboxTables.in(null)));
