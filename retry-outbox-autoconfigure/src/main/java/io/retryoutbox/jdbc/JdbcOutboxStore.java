@@ -121,7 +121,10 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	@Override
 	public List<Claim> claim(String owner, Map<String, Integer> limits, int runSize, Duration lease) {
-		return withRuns(claimHeads(owner, limits, lease), owner, runSize, lease);
+		List<Claim> claimed = this.transactions
+			.execute((status) -> withRuns(claimHeads(owner, limits, lease), owner, runSize, lease));
+		Assert.state(claimed != null, "A claim returns what it claimed");
+		return claimed;
 	}
 
 	private List<Claim> claimHeads(String owner, Map<String, Integer> limits, Duration lease) {
@@ -181,9 +184,8 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	@Override
 	public int complete(String owner, List<Outcome> outcomes, List<UUID> unsent) {
-		if (unsent.isEmpty()) {
-			return complete(owner, outcomes, unsent, List.of());
-		}
+		// In the relay's transaction even alone: its statements share their plans with
+		// the rounds', and a plan made outside it, with scans on, would be kept.
 		Integer written = this.transactions.execute((status) -> complete(owner, outcomes, unsent, List.of()));
 		Assert.state(written != null, "A completion returns its count");
 		return written;

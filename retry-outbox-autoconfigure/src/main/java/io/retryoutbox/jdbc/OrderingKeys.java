@@ -229,7 +229,7 @@ final class OrderingKeys {
 				SELECT DISTINCT k FROM unnest(?::text[]) AS k ORDER BY k) keys
 			""";
 
-	private static final String RELEASE = """
+	static final String RELEASE = """
 			UPDATE {message} SET releasing = false, holds_key = false
 			WHERE releasing AND ordering_key = ANY (?::text[])
 			""";
@@ -243,7 +243,7 @@ final class OrderingKeys {
 	// outbox clock, then the destinations and counts, as the claim's) is leased in the
 	// same update, oldest first: as a head, then a claim, it cost two non-HOT row
 	// versions in one transaction, a fifth of a keyed message's writes.
-	private static final String PROMOTE = """
+	static final String PROMOTE = """
 			WITH next AS (
 				SELECT (SELECT c.id FROM (
 						(SELECT a.id, a.seq FROM {message} a

@@ -19,23 +19,23 @@ import org.springframework.transaction.support.TransactionTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The relay's statements are planned for the outbox as it is when they run: a relay that
- * started on an empty outbox must not keep scanning it whole once it has grown.
+ * The relay's statements read the outbox through its indexes: a relay that started on an
+ * empty outbox must not keep scanning it whole once it has grown.
  */
 class RelayTransactionsTests {
 
 	private final DataSource dataSource = new DriverManagerDataSource(TestDatabase.createDatabase());
 
 	@Test
-	void plansTheKeyAdmissionForTheGrownTableAfterManyRunsOnTheEmptyOne() {
+	void readsTheGrownTableThroughTheArrivalIndexAfterManyKeyAdmissionsOnTheEmptyOne() {
 		String plan = planAfterTheTableGrew(RelayTransactions.create(this.dataSource));
 		assertThat(plan).contains("retry_outbox_message_arrival_idx").doesNotContain("Seq Scan");
 	}
 
 	@Test
 	void aPlainTransactionKeepsThePlanMadeForTheEmptyTable() {
-		// Why the relay's transactions plan each statement: without it, the plan cached
-		// on the empty table reads every row of the grown one.
+		// Why the relay's transactions switch scans off: without it, the plan cached on
+		// the empty table reads every row of the grown one.
 		String plan = planAfterTheTableGrew(new TransactionTemplate(new DataSourceTransactionManager(this.dataSource)));
 		assertThat(plan).contains("Seq Scan on retry_outbox_message");
 	}
