@@ -1,5 +1,6 @@
 package io.retryoutbox.jdbc;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -125,7 +126,7 @@ class GenericPlanTests {
 
 	private static String array(String value, int size) {
 		String element = (value != null) ? value : "NULL";
-		return "'{" + String.join(",", java.util.Collections.nCopies(size, element)) + "}'";
+		return "'{" + String.join(",", Collections.nCopies(size, element)) + "}'";
 	}
 
 	private static long mostRowsRead(JsonNode node) {
