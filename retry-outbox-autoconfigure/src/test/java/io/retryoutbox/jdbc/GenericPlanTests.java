@@ -4,9 +4,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
@@ -46,7 +43,10 @@ class GenericPlanTests {
 		Map<String, JsonNode> plans = new LinkedHashMap<>();
 		RelayTransactions.create(this.dataSource).executeWithoutResult((status) -> {
 			statements.forEach((name, sql) -> {
-				this.jdbc.sql("PREPARE " + name + " AS " + numbered(Sql.render(sql, OutboxTables.in(null)))).update();
+				this.jdbc
+					.sql("PREPARE " + name + " AS "
+							+ RelayTransactionsTests.numbered(Sql.render(sql, OutboxTables.in(null))))
+					.update();
 				explain(name, parameters(name, List.of()));
 			});
 			grow();
@@ -139,12 +139,6 @@ class GenericPlanTests {
 			most = Math.max(most, mostRowsRead(child));
 		}
 		return most;
-	}
-
-	private static String numbered(String sql) {
-		AtomicInteger parameter = new AtomicInteger();
-		Matcher matcher = Pattern.compile("\\?").matcher(sql);
-		return matcher.replaceAll((match) -> "\\$" + parameter.incrementAndGet());
 	}
 
 }

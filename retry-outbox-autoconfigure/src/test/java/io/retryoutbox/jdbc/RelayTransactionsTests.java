@@ -132,7 +132,7 @@ class RelayTransactionsTests {
 		return plan;
 	}
 
-	private static String numbered(String sql) {
+	static String numbered(String sql) {
 		AtomicInteger parameter = new AtomicInteger();
 		Matcher matcher = Pattern.compile("\\?").matcher(sql);
 		return matcher.replaceAll((match) -> "\\$" + parameter.incrementAndGet());
