@@ -63,6 +63,7 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.client.reactive.ClientHttpConnector;
+import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
@@ -300,8 +301,16 @@ public final class RetryOutboxAutoConfiguration {
 		@ConditionalOnBooleanProperty(name = "retry-outbox.relay.enabled", matchIfMissing = true)
 		PostgresWakeupListener retryOutboxWakeupListener(DataSource dataSource, RetryOutboxProperties properties,
 				ObjectProvider<OutboxRelay> relay) {
-			return new PostgresWakeupListener(dataSource, properties.getRelay().getNotifyChannel(),
-					() -> relay.ifAvailable(OutboxRelay::wakeUp));
+			// Looked up once it exists, not per notification: a lookup in the bean
+			// factory
+			// for each was half of the listening thread's CPU under load.
+			SingletonSupplier<OutboxRelay> theRelay = SingletonSupplier.of(relay::getIfAvailable);
+			return new PostgresWakeupListener(dataSource, properties.getRelay().getNotifyChannel(), () -> {
+				OutboxRelay available = theRelay.get();
+				if (available != null) {
+					available.wakeUp();
+				}
+			});
 		}
 
 	}
