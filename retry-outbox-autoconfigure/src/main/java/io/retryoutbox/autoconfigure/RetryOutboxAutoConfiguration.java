@@ -301,9 +301,8 @@ public final class RetryOutboxAutoConfiguration {
 		@ConditionalOnBooleanProperty(name = "retry-outbox.relay.enabled", matchIfMissing = true)
 		PostgresWakeupListener retryOutboxWakeupListener(DataSource dataSource, RetryOutboxProperties properties,
 				ObjectProvider<OutboxRelay> relay) {
-			// Looked up once it exists, not per notification: a lookup in the bean
-			// factory
-			// for each was half of the listening thread's CPU under load.
+			// Kept once it exists: a lookup in the bean factory per notification was
+			// half of the listening thread's CPU under load.
 			SingletonSupplier<OutboxRelay> theRelay = SingletonSupplier.of(relay::getIfAvailable);
 			return new PostgresWakeupListener(dataSource, properties.getRelay().getNotifyChannel(), () -> {
 				OutboxRelay available = theRelay.get();
