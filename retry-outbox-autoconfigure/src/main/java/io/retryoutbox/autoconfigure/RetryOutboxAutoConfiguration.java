@@ -303,11 +303,11 @@ public final class RetryOutboxAutoConfiguration {
 				ObjectProvider<OutboxRelay> relay) {
 			// Kept once it exists: a lookup in the bean factory per notification was
 			// half of the listening thread's CPU under load.
-			SingletonSupplier<OutboxRelay> theRelay = SingletonSupplier.of(relay::getIfAvailable);
+			SingletonSupplier<OutboxRelay> localRelay = SingletonSupplier.of(relay::getIfAvailable);
 			return new PostgresWakeupListener(dataSource, properties.getRelay().getNotifyChannel(), () -> {
-				OutboxRelay available = theRelay.get();
-				if (available != null) {
-					available.wakeUp();
+				OutboxRelay found = localRelay.get();
+				if (found != null) {
+					found.wakeUp();
 				}
 			});
 		}
