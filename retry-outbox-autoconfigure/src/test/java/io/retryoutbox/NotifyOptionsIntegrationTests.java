@@ -88,6 +88,22 @@ class NotifyOptionsIntegrationTests {
 	}
 
 	@Test
+	void aKeyedEnqueueOnAnInstanceWithoutARelayIsAdmittedByAnotherInstancesRelayWithoutWaitingForItsPoll() {
+		OutboxContexts.withInstances(List.of(runner().withPropertyValues("retry-outbox.relay.poll-interval=1h"),
+				runner().withPropertyValues("retry-outbox.relay.enabled=false")), (instances) -> {
+					ConfigurableApplicationContext relay = instances.get(0);
+					ConfigurableApplicationContext enqueueOnly = instances.get(1);
+					awaitIdleAndListening(relay);
+					// This instance's relay never heard of the key: only the scan that
+					// another instance's notification brings finds that it has no head.
+					UUID id = OutboxContexts.transactions(enqueueOnly)
+						.execute((status) -> enqueueOnly.getBean(Outbox.class)
+							.send(OutboxRequest.post("payments", "/keyed").orderingKey("order-1").build()));
+					awaitDelivered(relay, id);
+				});
+	}
+
+	@Test
 	void theRelayListensOnTheConfiguredChannelOnly() throws SQLException {
 		runner()
 			.withPropertyValues("retry-outbox.relay.notify-channel=" + CHANNEL, "retry-outbox.relay.poll-interval=1h")

@@ -300,16 +300,23 @@ public final class RetryOutboxAutoConfiguration {
 		@ConditionalOnMissingBean
 		@ConditionalOnBooleanProperty(name = "retry-outbox.relay.enabled", matchIfMissing = true)
 		PostgresWakeupListener retryOutboxWakeupListener(DataSource dataSource, RetryOutboxProperties properties,
-				ObjectProvider<OutboxRelay> relay) {
+				ObjectProvider<OutboxRelay> relay, ObjectProvider<PostgresNotifier> notifier) {
 			// Kept once it exists: a lookup in the bean factory per notification was
 			// half of the listening thread's CPU under load.
 			SingletonSupplier<OutboxRelay> localRelay = SingletonSupplier.of(relay::getIfAvailable);
-			return new PostgresWakeupListener(dataSource, properties.getRelay().getNotifyChannel(), () -> {
-				OutboxRelay found = localRelay.get();
-				if (found != null) {
-					found.wakeUp();
-				}
-			});
+			PostgresWakeupListener listener = new PostgresWakeupListener(dataSource,
+					properties.getRelay().getNotifyChannel(), () -> {
+						OutboxRelay found = localRelay.get();
+						if (found != null) {
+							found.wakeUpForOtherInstance();
+						}
+					});
+			// This instance's own enqueues wake its relay directly.
+			PostgresNotifier own = notifier.getIfAvailable();
+			if (own != null) {
+				listener.setIgnoredPayload(own.getPayload());
+			}
+			return listener;
 		}
 
 	}

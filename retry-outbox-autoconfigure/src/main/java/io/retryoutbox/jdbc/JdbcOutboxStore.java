@@ -214,6 +214,9 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	@Override
 	public int recoverExpiredLeases() {
+		// Also the keys whose arrivals no admission has seen, e.g. enqueued by an
+		// instance without a relay: the next round admits them.
+		this.keys.findHeadlessKeys();
 		return this.jdbc.sql(this.recoverExpired).update();
 	}
 

@@ -6,12 +6,17 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 import javax.sql.DataSource;
 
@@ -25,6 +30,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.SqlParameterValue;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -34,17 +41,29 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <p>
  * The rules: a keyed message holds its key from enqueue (or replay) on, and arrives as
  * neither head nor waiting ({@code new_arrival}), so that the enqueue writes no row but
- * its own; only a key's head may be claimed; a relay admits arrivals under the key's
- * lock, the oldest waiting or arrived message becoming the head if nothing holds it as
- * head, the others waiting; a finished head drops its hold in its outcome's write if the
- * round locked its key first, else it is marked {@code releasing} and a later release
- * drops it, and either way the key's oldest waiting message is promoted under the lock; a
- * dead message under {@code on-dead=block} keeps its hold and parks the key until it is
- * replayed or discarded; nothing deletes a message that holds its key. Every path that
- * finishes or removes a message (an outcome, an invalid row, a discard) goes through the
- * same lock, release and promote steps.
+ * its own; only a key's head may be claimed, and with it the messages behind it, arrived
+ * or waiting, in their order; a relay admits the keys its own instance's arrivals came
+ * with once they commit, and those a scan finds with arrivals and no head (each poll
+ * interval, and after another instance's notification), under the key's lock: the oldest
+ * waiting or arrived message becomes the head if nothing holds it as head, and an arrival
+ * behind a head is not written until it goes; a finished head drops its hold in its
+ * outcome's write if the round locked its key first, else it is marked {@code releasing}
+ * and a later release drops it, and either way the key's oldest waiting or arrived
+ * message is promoted under the lock; a dead message under {@code on-dead=block} keeps
+ * its hold and parks the key until it is replayed or discarded; nothing deletes a message
+ * that holds its key. Every path that finishes or removes a message (an outcome, an
+ * invalid row, a discard) goes through the same lock, release and promote steps.
  */
 final class OrderingKeys {
+
+	// The most keys one admission locks.
+	private static final int MAX_KEYS = 1000;
+
+	// The most distinct keys one scan for keys without a head visits.
+	private static final int MAX_SCANNED = 10_000;
+
+	// The most keys noted for admission at once; past it, arrivals are found by a scan.
+	private static final int MAX_NOTED = 10_000;
 
 	/**
 	 * The condition under which a finished message may be deleted without touching its
@@ -105,33 +124,36 @@ final class OrderingKeys {
 			RETURNING CASE WHEN status = {IN_FLIGHT} THEN created_at END
 			""";
 
-	// The rest of each claimed head's run: the messages waiting behind it, oldest first,
-	// as long as none arrived before them (an older arrival would go first), each of the
-	// head's destination and locked here; the run ends before the first that is not, so
-	// that what follows the head is exactly what promotion would make its successors. A
-	// run's messages stay waiting, not heads, while leased: the head keeps its key held
-	// until the run's outcomes are written together. The candidates are locked by
-	// primary key, the status compared in the "C" collation (the same result for text
-	// equality) so that the index of all waiting messages, whose condition it would
-	// otherwise match, is not a way to them: without statistics the planner read that
-	// index whole in each round, 2,000 entries a round in the bench and 60,000 behind as
-	// many waiting messages.
+	// The rest of each claimed head's run: the messages behind it, arrived or waiting,
+	// oldest first, each of the head's destination and locked here; the run ends before
+	// the first that is not, so that what follows the head is exactly what promotion
+	// would make its successors. A run's messages stay waiting, not heads, while leased:
+	// the head keeps its key held until the run's outcomes are written together. The
+	// candidates are locked by primary key, the status compared in the "C" collation
+	// (the same result for text equality) so that the index of all waiting messages,
+	// whose condition it would otherwise match, is not a way to them: without statistics
+	// the planner read that index whole in each round, 2,000 entries a round in the
+	// bench and 60,000 behind as many waiting messages.
 	static final String CLAIM_RUNS = """
 			WITH candidate AS (
 				SELECT w.id, w.ordering_key, w.seq, w.destination = h.destination AS same
 				FROM unnest(?::text[], ?::text[]) AS h(ordering_key, destination)
 				CROSS JOIN LATERAL (
-					SELECT x.id, x.ordering_key, x.seq, x.destination FROM {message} x
-					WHERE x.ordering_key = h.ordering_key AND x.status = {PENDING} AND NOT x.is_head
-						AND NOT x.new_arrival
-						AND NOT EXISTS (SELECT 1 FROM {message} a
-							WHERE a.ordering_key = h.ordering_key AND a.new_arrival AND a.seq < x.seq)
-					ORDER BY x.seq
+					SELECT c.id, c.ordering_key, c.seq, c.destination FROM (
+						(SELECT a.id, a.ordering_key, a.seq, a.destination FROM {message} a
+							WHERE a.ordering_key = h.ordering_key AND a.new_arrival
+							ORDER BY a.seq LIMIT ?)
+						UNION ALL
+						(SELECT x.id, x.ordering_key, x.seq, x.destination FROM {message} x
+							WHERE x.ordering_key = h.ordering_key AND x.status = {PENDING} AND NOT x.is_head
+								AND NOT x.new_arrival
+							ORDER BY x.seq LIMIT ?)) c
+					ORDER BY c.seq
 					LIMIT ?) w
 			), locked AS (
 				SELECT x.id FROM {message} x
 				WHERE x.id = ANY (ARRAY(SELECT id FROM candidate WHERE same))
-					AND x.status = {PENDING} COLLATE "C" AND NOT x.is_head AND NOT x.new_arrival
+					AND x.status = {PENDING} COLLATE "C" AND NOT x.is_head
 				FOR UPDATE SKIP LOCKED
 			), run AS (
 				SELECT r.id FROM (
@@ -142,7 +164,7 @@ final class OrderingKeys {
 			), claimed AS (
 				UPDATE {message} m
 				SET status = {IN_FLIGHT}, lease_owner = ?, lease_until = now() + ? * interval '1 millisecond',
-					attempts = m.attempts + 1, last_attempt_at = now()
+					attempts = m.attempts + 1, last_attempt_at = now(), new_arrival = false
 				WHERE m.id = ANY (ARRAY(SELECT id FROM run))
 				RETURNING m.seq, m.id, m.destination, m.method, m.path, m.headers::text AS headers, m.body,
 					m.content_type, m.ordering_key, m.idempotency_key, m.attempts, m.created_at, m.trace_parent,
@@ -203,8 +225,9 @@ final class OrderingKeys {
 			SELECT count(*) FROM updated
 			""";
 
-	// The keys with a released head, an arrival or a head whose outcome the round is
-	// about to write (their ids, the first parameter), each locked unless another relay
+	// The keys with a released head, a head whose outcome the round is about to write
+	// (their ids, the first parameter) or an arrival that may have found no head (the
+	// second: committed since, or found by a scan), each locked unless another relay
 	// holds it: a try-lock never waits, so relays cannot deadlock with each other or an
 	// operator's discard, and a key skipped now is taken at a later pass. The LIMIT
 	// applies before the locks are tried, so no lock is taken for a key left out.
@@ -215,10 +238,29 @@ final class OrderingKeys {
 					UNION
 					SELECT ordering_key FROM {message} WHERE releasing
 					UNION
-					SELECT ordering_key FROM {message} WHERE new_arrival) u
+					SELECT unnest(?::text[])) u
 				ORDER BY ordering_key
 				LIMIT 1000) k
 			WHERE pg_try_advisory_xact_lock(hashtext(?), hashtext(k.ordering_key))
+			""";
+
+	// The distinct keys of arrivals from the first parameter on, at most the second's
+	// number, one index probe each (a skip scan of the arrivals' index), and whether a
+	// head holds each.
+	static final String ARRIVED_KEYS = """
+			WITH RECURSIVE k(k, n) AS (
+				(SELECT ordering_key, 1 FROM {message} WHERE new_arrival AND ordering_key >= ?
+					ORDER BY ordering_key LIMIT 1)
+				UNION ALL
+				SELECT (SELECT a.ordering_key FROM {message} a
+						WHERE a.new_arrival AND a.ordering_key > k.k ORDER BY a.ordering_key LIMIT 1), k.n + 1
+				FROM k WHERE k.k IS NOT NULL AND k.n < ?
+			)
+			SELECT k.k AS ordering_key,
+				NOT EXISTS (SELECT 1 FROM {message} h WHERE h.ordering_key = k.k AND h.is_head AND h.holds_key)
+					AS headless
+			FROM k
+			WHERE k.k IS NOT NULL
 			""";
 
 	// An operator's discard waits for the keys instead: its rows are deleted right
@@ -235,13 +277,14 @@ final class OrderingKeys {
 			""";
 
 	// A statement of its own, so that its snapshot, taken after the keys were locked,
-	// sees every enqueue, admission and release that committed before. A key that no head
-	// holds gets its oldest waiting or arrived message as head; its other arrivals wait.
-	// The rows to update are looked up as an array of ids, so that the update reads them
-	// by primary key: an OR of the two conditions made the planner scan the whole table.
-	// A new head that is due and whose destination the round may still send to (the
-	// outbox clock, then the destinations and counts, as the claim's) is leased in the
-	// same update, oldest first: as a head, then a claim, it cost two non-HOT row
+	// sees every enqueue, admission and release that committed before. A key that no
+	// head holds gets its oldest waiting or arrived message as head; its other arrivals
+	// are left as they are, for runs and later promotions take arrivals as they take
+	// waiting messages: writing each as waiting cost a non-HOT row version a message.
+	// The new heads are looked up as an array of ids, so that the update reads them by
+	// primary key. A new head that is due and whose destination the round may still send
+	// to (the outbox clock, then the destinations and counts, as the claim's) is leased
+	// in the same update, oldest first: as a head, then a claim, it cost two non-HOT row
 	// versions in one transaction, a fifth of a keyed message's writes.
 	static final String PROMOTE = """
 			WITH next AS (
@@ -269,22 +312,16 @@ final class OrderingKeys {
 						JOIN unnest(?::text[], ?::int[]) AS d(destination, n) ON d.destination = x.destination) r
 					WHERE r.rank <= r.n) AS ids
 				FROM heads
-			), targets AS (
-				SELECT ARRAY(
-					SELECT a.id FROM unnest(?::text[]) AS k(k)
-						JOIN {message} a ON a.ordering_key = k.k AND a.new_arrival
-					UNION
-					SELECT id FROM next WHERE id IS NOT NULL) AS ids
 			), admitted AS (
-				UPDATE {message} m SET is_head = m.id = ANY (heads.ids), new_arrival = false,
+				UPDATE {message} m SET is_head = true, new_arrival = false,
 					status = CASE WHEN m.id = ANY (leased.ids) THEN {IN_FLIGHT} ELSE m.status END,
 					lease_owner = CASE WHEN m.id = ANY (leased.ids) THEN ?::text ELSE m.lease_owner END,
 					lease_until = CASE WHEN m.id = ANY (leased.ids) THEN now() + ? * interval '1 millisecond'
 						ELSE m.lease_until END,
 					attempts = m.attempts + CASE WHEN m.id = ANY (leased.ids) THEN 1 ELSE 0 END,
 					last_attempt_at = CASE WHEN m.id = ANY (leased.ids) THEN now() ELSE m.last_attempt_at END
-				FROM heads, leased, targets
-				WHERE m.id = ANY (targets.ids)
+				FROM heads, leased
+				WHERE m.id = ANY (heads.ids)
 				RETURNING m.id = ANY (leased.ids) AS leased, m.id, m.destination, m.method, m.path,
 					m.headers::text AS headers, m.body, m.content_type, m.ordering_key, m.idempotency_key, m.attempts,
 					m.created_at, m.trace_parent, m.trace_state
@@ -315,13 +352,13 @@ final class OrderingKeys {
 					new_arrival = t.ordering_key IS NOT NULL AND NOT t.holds_key
 				FROM target t
 				WHERE m.id = t.id
-				RETURNING m.id, t.attempts
+				RETURNING m.id, t.attempts, CASE WHEN m.new_arrival THEN m.ordering_key END AS arrived_key
 			), logged AS (
 				INSERT INTO {attempt} (message_id, attempt, started_at, outcome, actor)
 				SELECT r.id, r.attempts, now(), {REPLAYED}, :actor FROM replayed r
 				WHERE :log
 			)
-			SELECT count(*) FROM replayed
+			SELECT arrived_key FROM replayed
 			""";
 
 	/**
@@ -383,6 +420,23 @@ final class OrderingKeys {
 
 	private final String delete;
 
+	private final String arrivedKeys;
+
+	// Where the next scan for keys without a head starts.
+	private volatile String scannedTo = "";
+
+	// Keys whose arrivals committed since they were last admitted to, and which may have
+	// found no head: an admission locks these, not the key of every arrival, so that an
+	// arrival that finds a head is never written before its claim.
+	private final Set<String> arrived = ConcurrentHashMap.newKeySet();
+
+	// Whether a relay admits here, so that noted keys are taken; an instance without
+	// one notes none.
+	private volatile boolean admitting;
+
+	// Whether keys were left unnoted, to be found by a scan instead.
+	private volatile boolean overflowed;
+
 	OrderingKeys(DataSource dataSource, OutboxTables tables) {
 		this.inserts = new JdbcTemplate(dataSource);
 		this.jdbc = JdbcClient.create(this.inserts);
@@ -400,6 +454,7 @@ final class OrderingKeys {
 		this.release = Sql.render(RELEASE, tables);
 		this.promote = Sql.render(PROMOTE, tables);
 		this.delete = Sql.render(DELETE, tables);
+		this.arrivedKeys = Sql.render(ARRIVED_KEYS, tables);
 	}
 
 	/**
@@ -407,7 +462,8 @@ final class OrderingKeys {
 	 * one takes its key as an arrival, which a relay admits.
 	 */
 	void insert(NewMessage message) {
-		this.inserts.update((message.orderingKey() != null) ? this.insertKeyed : this.insert, (statement) -> {
+		String key = message.orderingKey();
+		this.inserts.update((key != null) ? this.insertKeyed : this.insert, (statement) -> {
 			statement.setObject(1, message.id());
 			statement.setString(2, message.destination());
 			statement.setString(3, message.method());
@@ -420,6 +476,9 @@ final class OrderingKeys {
 			statement.setString(10, message.traceParent());
 			statement.setString(11, message.traceState());
 		});
+		if (key != null) {
+			arrivesOnCommit(key);
+		}
 	}
 
 	/**
@@ -444,6 +503,9 @@ final class OrderingKeys {
 			.query((rs, row) -> rs.getObject(1, OffsetDateTime.class))
 			.list();
 		OffsetDateTime leased = created.get(0);
+		if (leased == null && key != null) {
+			arrivesOnCommit(key);
+		}
 		return (leased != null) ? leased.toInstant() : null;
 	}
 
@@ -468,7 +530,7 @@ final class OrderingKeys {
 		String[] keys = heads.stream().map(Claim::orderingKey).toArray(String[]::new);
 		String[] destinations = heads.stream().map(Claim::destination).toArray(String[]::new);
 		return this.jdbc.sql(this.claimRuns)
-			.params(keys, destinations, runSize - 1, owner, lease.toMillis())
+			.params(keys, destinations, runSize - 1, runSize - 1, runSize - 1, owner, lease.toMillis())
 			.query(mapper)
 			.list();
 	}
@@ -510,12 +572,64 @@ final class OrderingKeys {
 	}
 
 	/**
-	 * Releases the keys of messages marked releasing and admits arrivals, promoting each
-	 * key's next message, except keys that another relay holds right now; those are left
-	 * for a later call.
+	 * Notes an arrival's key for the next admission once the caller's transaction
+	 * commits, one step per transaction for all its arrivals; at once without a
+	 * transaction, whose insert has committed. An admission that ran before the commit
+	 * would not see the arrival.
+	 */
+	private void arrivesOnCommit(String key) {
+		if (!this.admitting) {
+			// No relay here takes them: its first round, or another instance's
+			// scan, finds the keys.
+			return;
+		}
+		if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+			note(List.of(key));
+			return;
+		}
+		for (TransactionSynchronization synchronization : TransactionSynchronizationManager.getSynchronizations()) {
+			if (synchronization instanceof Arrivals arrivals && arrivals.owner == this) {
+				arrivals.keys.add(key);
+				return;
+			}
+		}
+		Arrivals arrivals = new Arrivals(this);
+		arrivals.keys.add(key);
+		TransactionSynchronizationManager.registerSynchronization(arrivals);
+	}
+
+	/**
+	 * Finds the keys that have arrivals but no head, whatever enqueued them (another
+	 * instance, or a transaction whose after-commit step did not run), for the next
+	 * admission: one index probe per distinct key, not one per arrival.
+	 * @return the number of keys found
+	 */
+	int findHeadlessKeys() {
+		List<String> visited = new ArrayList<>();
+		List<String> found = new ArrayList<>();
+		this.transactions.executeWithoutResult(
+				(status) -> this.jdbc.sql(this.arrivedKeys).params(this.scannedTo, MAX_SCANNED).query((rs) -> {
+					String key = rs.getString("ordering_key");
+					visited.add(key);
+					if (rs.getBoolean("headless")) {
+						found.add(key);
+					}
+				}));
+		// A scan that stopped at its bound goes on from there next time, so that every
+		// key is reached however many there are.
+		this.scannedTo = (visited.size() < MAX_SCANNED) ? "" : visited.get(visited.size() - 1);
+		note(found);
+		return found.size();
+	}
+
+	/**
+	 * Releases the keys of messages marked releasing and admits arrivals of every key,
+	 * promoting each key's next message, except keys that another relay holds right now;
+	 * those are left for a later call.
 	 * @return the number of keys released or admitted to
 	 */
 	int releaseKeys() {
+		findHeadlessKeys();
 		Integer released = this.transactions.execute((status) -> {
 			List<String> locked = lockKeys(List.of());
 			release(locked, Lease.NONE);
@@ -534,7 +648,64 @@ final class OrderingKeys {
 	 */
 	List<String> lockKeys(List<UUID> finishing) {
 		String[] ids = finishing.stream().map(UUID::toString).toArray(String[]::new);
-		return this.jdbc.sql(this.lockKeysToAdmit).params(ids, this.tables.message()).query(String.class).list();
+		List<String> candidates = takeArrived();
+		List<String> locked = this.jdbc.sql(this.lockKeysToAdmit)
+			.params(ids, candidates.toArray(String[]::new), this.tables.message())
+			.query(String.class)
+			.list();
+		if (!candidates.isEmpty()) {
+			Set<String> taken = new HashSet<>(candidates);
+			taken.retainAll(locked);
+			candidates.stream().filter((key) -> !taken.contains(key)).forEach(this.arrived::add);
+			giveBackUnlessCommitted(taken);
+		}
+		return locked;
+	}
+
+	private void note(Collection<String> keys) {
+		if (this.arrived.size() + keys.size() > MAX_NOTED) {
+			this.overflowed = true;
+			return;
+		}
+		this.arrived.addAll(keys);
+	}
+
+	private List<String> takeArrived() {
+		if (!this.admitting) {
+			// The first admission here: what arrived before it was not noted.
+			this.admitting = true;
+			this.overflowed = true;
+		}
+		if (this.overflowed) {
+			this.overflowed = false;
+			findHeadlessKeys();
+		}
+		List<String> taken = new ArrayList<>();
+		Iterator<String> keys = this.arrived.iterator();
+		while (keys.hasNext() && taken.size() < MAX_KEYS) {
+			String key = keys.next();
+			if (this.arrived.remove(key)) {
+				taken.add(key);
+			}
+		}
+		return taken;
+	}
+
+	// A key taken for an admission that rolls back must be admitted again.
+	private void giveBackUnlessCommitted(Set<String> keys) {
+		if (keys.isEmpty() || !TransactionSynchronizationManager.isSynchronizationActive()) {
+			return;
+		}
+		TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+			@Override
+			public void afterCompletion(int status) {
+				if (status != STATUS_COMMITTED) {
+					OrderingKeys.this.arrived.addAll(keys);
+				}
+			}
+
+		});
 	}
 
 	/**
@@ -555,7 +726,7 @@ final class OrderingKeys {
 		String[] destinations = lease.limits().keySet().toArray(String[]::new);
 		Integer[] counts = lease.limits().values().toArray(Integer[]::new);
 		return this.jdbc.sql(this.promote)
-			.params(array, lease.now(), destinations, counts, array, lease.owner(), lease.duration().toMillis())
+			.params(array, lease.now(), destinations, counts, lease.owner(), lease.duration().toMillis())
 			.query(lease.mapper())
 			.list();
 	}
@@ -575,10 +746,12 @@ final class OrderingKeys {
 		all.put("limit", limit);
 		all.put("actor", actor);
 		all.put("log", log);
-		return this.jdbc.sql(Sql.render(REPLAY.formatted(conditions), this.tables))
-			.params(all)
-			.query(Integer.class)
-			.single();
+		List<String> replayed = new ArrayList<>();
+		this.jdbc.sql(Sql.render(REPLAY.formatted(conditions), this.tables)).params(all).query((rs) -> {
+			replayed.add(rs.getString("arrived_key"));
+		});
+		replayed.stream().filter(Objects::nonNull).distinct().forEach(this::arrivesOnCommit);
+		return replayed.size();
 	}
 
 	/**
@@ -640,6 +813,27 @@ final class OrderingKeys {
 
 	private static Object nullable(@Nullable Object value) {
 		return (value != null) ? value : new SqlParameterValue(Types.NULL, null);
+	}
+
+	/**
+	 * The keys of the arrivals one transaction inserted or replayed, for the admission
+	 * once it commits.
+	 */
+	private static final class Arrivals implements TransactionSynchronization {
+
+		private final OrderingKeys owner;
+
+		private final Set<String> keys = new HashSet<>();
+
+		Arrivals(OrderingKeys owner) {
+			this.owner = owner;
+		}
+
+		@Override
+		public void afterCommit() {
+			this.owner.note(this.keys);
+		}
+
 	}
 
 	/**

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.sql.DataSource;
@@ -38,6 +39,8 @@ public final class PostgresNotifier extends WorkerLifecycle {
 
 	private final AtomicBoolean scheduled = new AtomicBoolean();
 
+	private final String payload = UUID.randomUUID().toString();
+
 	private volatile long lastSent;
 
 	public PostgresNotifier(DataSource dataSource, String channel, Duration minInterval) {
@@ -46,6 +49,15 @@ public final class PostgresNotifier extends WorkerLifecycle {
 		this.channel = channel;
 		this.minIntervalNanos = minInterval.toNanos();
 		this.lastSent = System.nanoTime() - this.minIntervalNanos;
+	}
+
+	/**
+	 * What this notifier's notifications carry, so that a listener of the same instance
+	 * can tell them from another instance's.
+	 * @return the payload
+	 */
+	public String getPayload() {
+		return this.payload;
 	}
 
 	/**
@@ -63,8 +75,9 @@ public final class PostgresNotifier extends WorkerLifecycle {
 		this.scheduled.set(false);
 		this.lastSent = System.nanoTime();
 		try (Connection connection = this.dataSource.getConnection();
-				PreparedStatement statement = connection.prepareStatement("SELECT pg_notify(?, '')")) {
+				PreparedStatement statement = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
 			statement.setString(1, this.channel);
+			statement.setString(2, this.payload);
 			statement.execute();
 			if (!connection.getAutoCommit()) {
 				connection.commit();

@@ -12,6 +12,7 @@ import io.retryoutbox.support.WorkerLifecycle;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.postgresql.PGConnection;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.PGNotification;
 
 /**
@@ -41,6 +42,8 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 
 	private volatile boolean listening;
 
+	private volatile @Nullable String ignoredPayload;
+
 	public PostgresWakeupListener(DataSource dataSource, String channel, Runnable wakeUp) {
 		this(dataSource, channel, wakeUp, Duration.ofSeconds(30), Duration.ofSeconds(10));
 	}
@@ -65,6 +68,15 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 	}
 
 	/**
+	 * Sets the payload of notifications not to pass on: those of this instance's own
+	 * notifier, whose relay its enqueues wake directly.
+	 * @param payload the payload, or {@code null} to pass every notification on
+	 */
+	public void setIgnoredPayload(@Nullable String payload) {
+		this.ignoredPayload = payload;
+	}
+
+	/**
 	 * Whether the listener currently holds a connection that listens.
 	 * @return whether notifications are being received
 	 */
@@ -81,6 +93,16 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 	@Override
 	protected void stopping() {
 		this.running = false;
+	}
+
+	private boolean fromElsewhere(PGNotification[] notifications) {
+		String ignored = this.ignoredPayload;
+		for (PGNotification notification : notifications) {
+			if (ignored == null || !ignored.equals(notification.getParameter())) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private void run() {
@@ -106,7 +128,9 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 					PGNotification[] notifications = pg.getNotifications(RECEIVE_TIMEOUT_MILLIS);
 					if (notifications != null && notifications.length > 0) {
 						lastHeard = System.nanoTime();
-						this.wakeUp.run();
+						if (fromElsewhere(notifications)) {
+							this.wakeUp.run();
+						}
 					}
 					else if (System.nanoTime() - lastHeard >= this.checkIntervalNanos) {
 						try (Statement check = connection.createStatement()) {

@@ -59,6 +59,10 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private static final Duration LINGER = Duration.ofMillis(5);
 
+	// How often another instance's enqueues may make the relay scan for keys without a
+	// head, at most.
+	private static final Duration ELSEWHERE_SCAN_INTERVAL = Duration.ofMillis(100);
+
 	private final OutboxStore store;
 
 	private final DestinationPauses pauses;
@@ -75,6 +79,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			+ UUID.randomUUID().toString().substring(0, 8);
 
 	private final AtomicBoolean wakePending = new AtomicBoolean();
+
+	// Whether another instance enqueued since the last scan for keys without a head.
+	private final AtomicBoolean enqueuedElsewhere = new AtomicBoolean();
 
 	// Whether something may have become due since the last claim: an enqueue that
 	// inserted a message pending, a notification, a backlog, the poll interval.
@@ -306,6 +313,17 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	/**
+	 * Looks for due messages now, as {@link #wakeUp()} does, after another instance
+	 * enqueued: this instance's own enqueues tell the relay the ordering keys they
+	 * arrived with, another's keyed messages that found no head are looked for, at most
+	 * every 100 ms.
+	 */
+	public void wakeUpForOtherInstance() {
+		this.enqueuedElsewhere.set(true);
+		wakeUp();
+	}
+
+	/**
 	 * Polls now without asking for a claim, e.g. to send what was handed over.
 	 */
 	private void wakeToSend() {
@@ -421,6 +439,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private int drainUntilIdle(long deadline, Duration timeout) {
 		int claimed = 0;
+		// Keys whose arrivals no admission here has seen, e.g. another instance's.
+		this.store.releaseKeys();
 		while (true) {
 			if (System.nanoTime() - deadline >= 0) {
 				throw new IllegalStateException("The outbox relay did not settle within " + timeout
@@ -623,14 +643,25 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	/**
-	 * Makes messages whose lease expired claimable again, at most once per poll interval.
+	 * Makes messages whose lease expired claimable again, and finds keys whose arrivals
+	 * no admission here has seen, once per poll interval, or sooner after another
+	 * instance enqueued.
 	 * @return whether it ran
 	 */
 	private boolean periodicRecovery() {
 		long now = System.nanoTime();
-		if (now - this.lastRecovery < this.settings.pollInterval().toNanos()) {
-			return false;
+		long since = now - this.lastRecovery;
+		if (since < this.settings.pollInterval().toNanos()) {
+			if (!this.enqueuedElsewhere.get()) {
+				return false;
+			}
+			long wait = ELSEWHERE_SCAN_INTERVAL.toNanos() - since;
+			if (wait > 0) {
+				wakeUpAfter(Duration.ofNanos(wait));
+				return false;
+			}
 		}
+		this.enqueuedElsewhere.set(false);
 		this.lastRecovery = now;
 		int recovered = this.store.recoverExpiredLeases();
 		if (recovered > 0) {

@@ -40,6 +40,7 @@ class GenericPlanTests {
 		statements.put("finish", OrderingKeys.FINISH);
 		statements.put("release_keys", OrderingKeys.RELEASE);
 		statements.put("promote", OrderingKeys.PROMOTE);
+		statements.put("arrived_keys", OrderingKeys.ARRIVED_KEYS);
 		Map<String, JsonNode> plans = new LinkedHashMap<>();
 		RelayTransactions.create(this.dataSource).executeWithoutResult((status) -> {
 			statements.forEach((name, sql) -> {
@@ -104,10 +105,11 @@ class GenericPlanTests {
 		String keys = "'{key-1,key-2}'";
 		return switch (name) {
 			case "claim" -> "'" + OWNER + "', 60000, '{api}', '{10}', now()";
-			case "claim_runs" -> keys + ", '{api,api}', 7, '" + OWNER + "', 60000";
-			case "lock_keys" -> "'{}', 'retry_outbox_message'";
+			case "claim_runs" -> keys + ", '{api,api}', 7, 7, 7, '" + OWNER + "', 60000";
+			case "lock_keys" -> "'{}', " + keys + ", 'retry_outbox_message'";
+			case "arrived_keys" -> "'', 10000";
 			case "release_keys" -> keys;
-			case "promote" -> keys + ", now(), '{api}', '{10}', " + keys + ", '" + OWNER + "', 60000";
+			case "promote" -> keys + ", now(), '{api}', '{10}', '" + OWNER + "', 60000";
 			case "finish" -> finishParameters(leased);
 			default -> throw new IllegalArgumentException(name);
 		};

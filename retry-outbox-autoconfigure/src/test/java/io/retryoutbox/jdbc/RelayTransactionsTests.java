@@ -27,9 +27,9 @@ class RelayTransactionsTests {
 	private final DataSource dataSource = new DriverManagerDataSource(TestDatabase.createDatabase());
 
 	@Test
-	void readsTheGrownTableThroughTheArrivalIndexAfterManyKeyAdmissionsOnTheEmptyOne() {
+	void readsTheGrownTableThroughTheReleasingIndexAfterManyKeyAdmissionsOnTheEmptyOne() {
 		String plan = planAfterTheTableGrew(RelayTransactions.create(this.dataSource));
-		assertThat(plan).contains("retry_outbox_message_arrival_idx").doesNotContain("Seq Scan");
+		assertThat(plan).contains("retry_outbox_message_releasing_idx").doesNotContain("Seq Scan");
 	}
 
 	@Test
@@ -98,7 +98,7 @@ class RelayTransactionsTests {
 		String plan = RelayTransactions.create(this.dataSource)
 			.execute((status) -> String.join("\n",
 					jdbc.sql("EXPLAIN " + Sql.render(OrderingKeys.CLAIM_RUNS, OutboxTables.in(null)))
-						.params(new String[] { "key-1" }, new String[] { "api" }, 7, "relay-a", 60_000)
+						.params(new String[] { "key-1" }, new String[] { "api" }, 7, 7, 7, "relay-a", 60_000)
 						.query(String.class)
 						.list()));
 		assertThat(plan).isNotNull();
@@ -112,18 +112,18 @@ class RelayTransactionsTests {
 		String statement = numbered(Sql.render(OrderingKeys.LOCK_KEYS_TO_ADMIT, OutboxTables.in(null)));
 		String plan = transactions.execute((status) -> {
 			JdbcClient jdbc = JdbcClient.create(this.dataSource);
-			jdbc.sql("PREPARE admit(uuid[], text) AS " + statement).update();
+			jdbc.sql("PREPARE admit(uuid[], text[], text) AS " + statement).update();
 			for (int i = 0; i < 10; i++) {
-				jdbc.sql("EXECUTE admit('{}', 'retry_outbox_message')").query(String.class).list();
+				jdbc.sql("EXECUTE admit('{}', '{}', 'retry_outbox_message')").query(String.class).list();
 			}
 			jdbc.sql("""
 					INSERT INTO retry_outbox_message (id, destination, method, path, ordering_key, idempotency_key,
-						status, is_head, holds_key, new_arrival)
+						status, is_head, holds_key, releasing)
 					SELECT gen_random_uuid(), 'api', 'POST', '/x', 'key-' || (i % 100), 'k' || i,
-						CASE WHEN i < 100 THEN 'PENDING' ELSE 'DELIVERED' END, false, i < 100, i < 100
+						'DELIVERED', i < 100, i < 100, i < 100
 					FROM generate_series(0, 99999) AS i
 					""").update();
-			List<String> lines = jdbc.sql("EXPLAIN EXECUTE admit('{}', 'retry_outbox_message')")
+			List<String> lines = jdbc.sql("EXPLAIN EXECUTE admit('{}', '{}', 'retry_outbox_message')")
 				.query(String.class)
 				.list();
 			return String.join("\n", lines);

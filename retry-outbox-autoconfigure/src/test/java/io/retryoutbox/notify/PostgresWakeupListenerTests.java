@@ -24,6 +24,29 @@ class PostgresWakeupListenerTests {
 	private static final Pattern HOST_PORT = Pattern.compile("jdbc:postgresql://([^:/]+):(\\d+)(/.*)");
 
 	@Test
+	void passesOnAnotherInstancesNotificationsButNotThoseOfItsOwnInstancesNotifier() {
+		String url = TestDatabase.createDatabase();
+		JdbcClient direct = JdbcClient.create(new DriverManagerDataSource(url));
+		AtomicInteger wakeUps = new AtomicInteger();
+		PostgresWakeupListener listener = new PostgresWakeupListener(new DriverManagerDataSource(url), "instances",
+				wakeUps::incrementAndGet);
+		listener.setIgnoredPayload("this-instance");
+		listener.start();
+		try {
+			await().atMost(Duration.ofSeconds(10)).until(listener::isListening);
+			// The wake-up every new listening connection makes.
+			await().atMost(Duration.ofSeconds(10)).until(() -> wakeUps.get() == 1);
+			direct.sql("SELECT pg_notify('instances', 'this-instance')").query().listOfRows();
+			await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> wakeUps.get() == 1);
+			direct.sql("SELECT pg_notify('instances', 'another-instance')").query().listOfRows();
+			await().atMost(Duration.ofSeconds(10)).until(() -> wakeUps.get() == 2);
+		}
+		finally {
+			listener.stop();
+		}
+	}
+
+	@Test
 	void replacesAListeningConnectionThatWentHalfOpen() throws Exception {
 		String url = TestDatabase.createDatabase();
 		Matcher matcher = HOST_PORT.matcher(url);
