@@ -3,6 +3,7 @@ package io.retryoutbox.relay;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.concurrent.TimeoutException;
 
 import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.message.ClaimedMessage;
@@ -61,13 +62,21 @@ final class HttpDispatcher {
 		// observation, so the request continues the message's trace.
 		return Mono.deferContextual((context) -> {
 			Sinks.One<DeliveryOutcome> outcome = Sinks.one();
+			// With a fallback, as without, a timeout fails the exchange; without one,
+			// Reactor builds the timeout's description, naming the whole operator chain,
+			// for every exchange that never times out.
 			Disposable exchange = Mono.defer(() -> exchange(message, destination, outcome))
-				.timeout(destination.timeout())
+				.timeout(destination.timeout(), Mono.error(() -> timedOut(destination.timeout())))
 				.contextWrite(context)
 				.subscribe(null, (ex) -> outcome.tryEmitValue(new DeliveryOutcome.Failure(ex)),
 						() -> endedWithoutResponse(outcome));
 			return outcome.asMono().doOnCancel(exchange::dispose);
 		});
+	}
+
+	private static TimeoutException timedOut(Duration timeout) {
+		return new TimeoutException(
+				"No complete answer within " + timeout.toMillis() + " ms, the destination's timeout");
 	}
 
 	// Nearly every exchange has emitted its outcome by the time it completes: an

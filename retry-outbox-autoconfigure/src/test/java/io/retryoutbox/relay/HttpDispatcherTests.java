@@ -9,6 +9,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.retryoutbox.DeliveryOutcome;
 import io.retryoutbox.message.ClaimedMessage;
@@ -17,6 +19,7 @@ import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedStackTrace;
 import jdk.jfr.consumer.RecordingFile;
+import mockwebserver3.MockResponse;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -54,6 +57,16 @@ class HttpDispatcherTests {
 		assertThat(made).noneMatch(HttpDispatcherTests::madeByTheDispatcher);
 	}
 
+	@Test
+	void failsAnExchangeThatOutlivesTheDestinationsTimeoutWithATimeoutThatSaysSo() {
+		this.server.dispatcher()
+			.enqueue(new MockResponse.Builder().code(200).headersDelay(3, TimeUnit.SECONDS).build());
+		DeliveryOutcome outcome = dispatcher(Duration.ofMillis(300)).send(message()).block(Duration.ofSeconds(10));
+		assertThat(outcome).isInstanceOfSatisfying(DeliveryOutcome.Failure.class,
+				(failure) -> assertThat(failure.cause()).isInstanceOf(TimeoutException.class)
+					.hasMessage("No complete answer within 300 ms, the destination's timeout"));
+	}
+
 	private static void deliver(HttpDispatcher dispatcher) {
 		DeliveryOutcome outcome = dispatcher.send(message()).block(Duration.ofSeconds(10));
 		assertThat(outcome).isInstanceOfSatisfying(DeliveryOutcome.Response.class,
@@ -72,8 +85,12 @@ class HttpDispatcherTests {
 	}
 
 	private HttpDispatcher dispatcher() {
-		RelayDestination destination = new RelayDestination(this.server.server().url("/").uri(), Duration.ofSeconds(5),
-				Map.of(), OnDead.SKIP, RelayDestination.Flow.DEFAULTS);
+		return dispatcher(Duration.ofSeconds(5));
+	}
+
+	private HttpDispatcher dispatcher(Duration timeout) {
+		RelayDestination destination = new RelayDestination(this.server.server().url("/").uri(), timeout, Map.of(),
+				OnDead.SKIP, RelayDestination.Flow.DEFAULTS);
 		return new HttpDispatcher(WebClient.create(), Map.of("payments", destination), "Idempotency-Key", 1024);
 	}
 
