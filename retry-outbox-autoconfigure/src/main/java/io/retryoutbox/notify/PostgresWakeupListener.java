@@ -11,8 +11,8 @@ import io.retryoutbox.support.BackgroundWorker;
 import io.retryoutbox.support.WorkerLifecycle;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.postgresql.PGConnection;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
