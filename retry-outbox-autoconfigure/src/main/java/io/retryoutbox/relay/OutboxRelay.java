@@ -593,6 +593,13 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			pollAgain(limits, full);
 		}
 		catch (RuntimeException ex) {
+			// Spring's transaction manager wraps even an Error from getConnection: that
+			// is
+			// no outage to poll through, and the relay must show it has stopped.
+			Error fatal = fatalCause(ex);
+			if (fatal != null) {
+				throw fatal;
+			}
 			// Once per outage, not once per poll interval while the database is away.
 			if (this.lastPollError == null) {
 				logger.warn("Outbox relay poll failed; retrying every " + this.settings.pollInterval()
@@ -603,6 +610,15 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			}
 			this.lastPollError = ex;
 		}
+	}
+
+	private static @Nullable Error fatalCause(Throwable ex) {
+		for (Throwable cause = ex.getCause(); cause != null && cause != ex; cause = cause.getCause()) {
+			if (cause instanceof Error error) {
+				return error;
+			}
+		}
+		return null;
 	}
 
 	private Finished drainCompleted() {

@@ -24,6 +24,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
@@ -37,11 +38,14 @@ class OutboxHealthIndicatorTests {
 
 	private static final AtomicBoolean failRelayThread = new AtomicBoolean();
 
+	private static final AtomicBoolean onlyInTransactions = new AtomicBoolean();
+
 	private ApplicationContextRunner runner;
 
 	@BeforeEach
 	void createDatabase() {
 		failRelayThread.set(false);
+		onlyInTransactions.set(false);
 		this.runner = OutboxContexts.runner(TestDatabase.createDatabase())
 			.withConfiguration(AutoConfigurations.of(OutboxHealthContributorAutoConfiguration.class))
 			.withPropertyValues("retry-outbox.destinations.payments.base-url=http://localhost:9/api");
@@ -183,6 +187,27 @@ class OutboxHealthIndicatorTests {
 		});
 	}
 
+	@Test
+	void isDownWhenAnErrorStopsTheRelayWhileATransactionBegins() {
+		// Spring's transaction manager wraps what getConnection throws, even an Error, in
+		// a CannotCreateTransactionException.
+		onlyInTransactions.set(true);
+		this.runner.withUserConfiguration(FailingOnRelayThreadDataSource.class).run((context) -> {
+			assertThat(health(context).getStatus()).isEqualTo(Status.UP);
+			failRelayThread.set(true);
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(context.getBean(OutboxRelay.class).getState())
+					.isEqualTo(OutboxRelay.State.FAILED));
+			assertThat(health(context).getDetails()).containsEntry("relay", "FAILED");
+		});
+	}
+
+	private static boolean beginsTransaction() {
+		return StackWalker.getInstance()
+			.walk((frames) -> frames
+				.anyMatch((frame) -> frame.getClassName().equals(DataSourceTransactionManager.class.getName())));
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class FailingOnRelayThreadDataSource {
 
@@ -194,7 +219,8 @@ class OutboxHealthIndicatorTests {
 
 				@Override
 				public Connection getConnection() throws SQLException {
-					if (failRelayThread.get() && Thread.currentThread().getName().startsWith("retry-outbox-relay-")) {
+					if (failRelayThread.get() && Thread.currentThread().getName().startsWith("retry-outbox-relay-")
+							&& (!onlyInTransactions.get() || beginsTransaction())) {
 						// Not an exception the relay is built to survive.
 						throw new LinkageError("simulated fatal error on the relay thread");
 					}
