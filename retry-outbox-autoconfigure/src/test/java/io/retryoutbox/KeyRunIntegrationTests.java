@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.retryoutbox.message.OutboxRepair;
 import io.retryoutbox.relay.OutboxRelay;
@@ -113,6 +114,23 @@ class KeyRunIntegrationTests {
 				assertThat(column(context, id, "attempts")).isEqualTo(1);
 			});
 			await().atMost(Duration.ofSeconds(20)).until(() -> heldKeys(context) == 0);
+		});
+	}
+
+	@Test
+	void startsEveryMessageOfARunOnTheRelaysPollThreadNotOnTheEventLoopThatGotTheAnswerBeforeIt() {
+		List<String> threads = new CopyOnWriteArrayList<>();
+		RelayWebClientCustomizer recordThread = (builder) -> builder.filter((request, next) -> {
+			threads.add(Thread.currentThread().getName());
+			return next.exchange(request);
+		});
+		runner().withBean(RelayWebClientCustomizer.class, () -> recordThread).run((context) -> {
+			List<UUID> ids = enqueueThenStart(context, 6);
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "DELIVERED".equals(column(context, ids.get(5), "status")));
+			assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 6));
+			assertThat(claims(context)).isOne();
+			assertThat(threads).hasSize(6).allSatisfy((thread) -> assertThat(thread).startsWith("retry-outbox-relay-"));
 		});
 	}
 

@@ -857,8 +857,22 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				int next = index + 1;
 				boolean more = next < run.size() && outcome.status() == MessageStatus.DELIVERED
 						&& (this.running || this.draining) && problem(run.get(next)) == null && flow.continuesRun();
-				return more ? sendFrom(run, next, flow, outcomes) : Mono.empty();
+				return more ? onPollThread().then(Mono.defer(() -> sendFrom(run, next, flow, outcomes))) : Mono.empty();
 			});
+	}
+
+	/**
+	 * Completes on the poll thread, where every run's first message starts, or at once if
+	 * it no longer takes tasks. A run's next message started on the event loop that got
+	 * the answer before it cost the loops about twice their CPU in the shared bench
+	 * (5.0-6.1 core-seconds a run against 2.5-3.2), for no less latency.
+	 */
+	private Mono<Void> onPollThread() {
+		return Mono.create((sink) -> {
+			if (!this.poller.submit(sink::success)) {
+				sink.success();
+			}
+		});
 	}
 
 	/**
