@@ -597,9 +597,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			pollAgain(limits, full);
 		}
 		catch (RuntimeException ex) {
-			// Spring's transaction manager wraps even an Error from getConnection: that
-			// is
-			// no outage to poll through, and the relay must show it has stopped.
+			// Spring's transaction manager wraps even an Error from getConnection:
+			// that is no outage to poll through, and the relay must show it stopped.
 			Error fatal = fatalCause(ex);
 			if (fatal != null) {
 				throw fatal;
