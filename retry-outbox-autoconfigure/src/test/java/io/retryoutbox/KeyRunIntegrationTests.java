@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 
 import io.retryoutbox.message.OutboxRepair;
 import io.retryoutbox.relay.OutboxRelay;
@@ -215,6 +216,35 @@ class KeyRunIntegrationTests {
 				.until(() -> "DELIVERED".equals(column(context, ids.get(5), "status")));
 			assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 6));
 		});
+	}
+
+	@Test
+	void stoppingTheRelayPastItsShutdownTimeoutRecordsWhatARunDeliveredAndGivesBackOnlyTheRest() {
+		MockResponse slow = new MockResponse.Builder().code(200).headersDelay(30, TimeUnit.SECONDS).build();
+		dispatcher().answer("/k/2", slow, OK);
+		runner()
+			.withPropertyValues("retry-outbox.relay.shutdown-timeout=500ms", "retry-outbox.relay.concurrency=1",
+					"retry-outbox.destinations.api.timeout=1m")
+			.run((context) -> {
+				List<UUID> ids = enqueueThenStart(context, 3);
+				await().atMost(Duration.ofSeconds(20)).until(() -> received("/k/").size() == 2);
+				OutboxRelay relay = context.getBean(OutboxRelay.class);
+				// The second message is still unanswered when the timeout runs out.
+				relay.stop();
+				assertThat(column(context, ids.get(0), "status")).isEqualTo("DELIVERED");
+				assertThat(column(context, ids.get(0), "attempts")).isEqualTo(1);
+				assertThat(ids.subList(1, 3)).allSatisfy((id) -> {
+					assertThat(column(context, id, "status")).isEqualTo("PENDING");
+					assertThat(column(context, id, "attempts")).isEqualTo(0);
+					assertThat(column(context, id, "lease_owner")).isNull();
+				});
+				assertThat(relay.getInFlight("api")).isZero();
+				// Its one slot back, the relay started again sends the rest in order.
+				relay.start();
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> "DELIVERED".equals(column(context, ids.get(2), "status")));
+				assertThat(received("/k/")).containsExactly("/k/1", "/k/2", "/k/2", "/k/3");
+			});
 	}
 
 	@Test

@@ -3,6 +3,7 @@ package io.retryoutbox.relay;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
@@ -209,11 +210,12 @@ final class DestinationFlow {
 	 * only what {@link #available()} allowed, but the limit may have shrunk since: the
 	 * request is sent all the same, outside the limit's count, rather than leave a
 	 * claimed message waiting for its lease to run out.
-	 * @return the permit, released by {@link #release}
+	 * @return the permit, released by {@link #release}, or ignored if its request is
+	 * cancelled; only its first release counts
 	 */
 	Limiter.Listener acquire() {
 		this.rate.take();
-		return this.limiter.acquire(null).orElse(UNCOUNTED);
+		return this.limiter.acquire(null).<Limiter.Listener>map(OncePermit::new).orElse(UNCOUNTED);
 	}
 
 	/**
@@ -314,6 +316,44 @@ final class DestinationFlow {
 			// A refused connection says nothing about latency under load.
 			permit.onIgnore();
 		}
+	}
+
+	/**
+	 * A permit that counts its first release only: a request cancelled by a stop gives
+	 * its permit back as ignored, which can race with its answer, and the limiter counts
+	 * every release it is told of.
+	 */
+	private static final class OncePermit implements Limiter.Listener {
+
+		private final Limiter.Listener permit;
+
+		private final AtomicBoolean released = new AtomicBoolean();
+
+		OncePermit(Limiter.Listener permit) {
+			this.permit = permit;
+		}
+
+		@Override
+		public void onSuccess() {
+			if (this.released.compareAndSet(false, true)) {
+				this.permit.onSuccess();
+			}
+		}
+
+		@Override
+		public void onIgnore() {
+			if (this.released.compareAndSet(false, true)) {
+				this.permit.onIgnore();
+			}
+		}
+
+		@Override
+		public void onDropped() {
+			if (this.released.compareAndSet(false, true)) {
+				this.permit.onDropped();
+			}
+		}
+
 	}
 
 	/**

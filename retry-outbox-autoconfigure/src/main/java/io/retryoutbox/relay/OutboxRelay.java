@@ -39,6 +39,7 @@ import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.SignalType;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.util.Assert;
@@ -390,7 +391,12 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			Thread.currentThread().interrupt();
 		}
 		finally {
+			int unanswered = this.sending.size();
 			this.sending.dispose();
+			if (unanswered > 0) {
+				logger.info(unanswered + " outbox requests were unanswered at the shutdown timeout; their messages, "
+						+ "and those after them of their ordering keys, are given back and will be sent again");
+			}
 			this.leaseKeeper.stop(Duration.ZERO);
 			try {
 				writeCompleted();
@@ -838,10 +844,17 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	private void start(List<? extends Claim> run, DestinationFlow flow) {
-		List<Outcome> outcomes = new ArrayList<>(run.size());
+		RunOutcomes outcomes = new RunOutcomes(run.size());
 		flow.startRun();
-		track(sendFrom(run, 0, flow, outcomes).doFinally((signal) -> flow.endRun()), () -> completed(run, outcomes),
-				(ex) -> failed(run, ex));
+		track(sendFrom(run, 0, flow, outcomes).doFinally((signal) -> {
+			flow.endRun();
+			// Cancelled by a stop past its shutdown timeout: what the run was told is
+			// written all the same, and only the rest is given back, so that a message
+			// delivered before the one still unanswered is not sent again.
+			if (signal == SignalType.CANCEL) {
+				completed(run, outcomes);
+			}
+		}), () -> completed(run, outcomes), (ex) -> failed(run, ex));
 	}
 
 	/**
@@ -850,13 +863,16 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * before it, so no round separates them. Anything else ends the run; its unsent rest
 	 * is given back with its outcomes.
 	 */
-	private Mono<Void> sendFrom(List<? extends Claim> run, int index, DestinationFlow flow, List<Outcome> outcomes) {
+	private Mono<Void> sendFrom(List<? extends Claim> run, int index, DestinationFlow flow, RunOutcomes outcomes) {
 		ClaimedMessage message = (ClaimedMessage) run.get(index);
 		Limiter.Listener permit = flow.acquire();
 		return this.observer.observe(message, attempt(message, flow, permit))
 			.doOnError((ex) -> permit.onIgnore())
+			.doOnCancel(permit::onIgnore)
 			.flatMap((outcome) -> {
-				outcomes.add(outcome);
+				if (!outcomes.add(outcome)) {
+					return Mono.empty();
+				}
 				int next = index + 1;
 				boolean more = next < run.size() && outcome.status() == MessageStatus.DELIVERED
 						&& (this.running || this.draining) && problem(run.get(next)) == null && flow.continuesRun();
@@ -946,9 +962,10 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		});
 	}
 
-	private void completed(List<? extends Claim> run, List<Outcome> outcomes) {
+	private void completed(List<? extends Claim> run, RunOutcomes outcomes) {
 		// The run's messages that were not sent are the ones after its last outcome.
-		this.completed.add(new Finished(outcomes, unsent(run, outcomes.size())));
+		List<Outcome> known = outcomes.close();
+		this.completed.add(new Finished(known, unsent(run, known.size())));
 		this.slots.release();
 		wakeUpSoon();
 	}
@@ -973,6 +990,36 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				ex);
 		run.forEach((claim) -> this.held.remove(claim.id()));
 		this.slots.release();
+	}
+
+	/**
+	 * The outcomes of a run's messages as they arrive, until the run ends: one that
+	 * arrives after a stop cancelled the run is left out, and its message given back as
+	 * unanswered.
+	 */
+	private static final class RunOutcomes {
+
+		private final List<Outcome> outcomes;
+
+		private boolean closed;
+
+		RunOutcomes(int size) {
+			this.outcomes = new ArrayList<>(size);
+		}
+
+		synchronized boolean add(Outcome outcome) {
+			if (this.closed) {
+				return false;
+			}
+			this.outcomes.add(outcome);
+			return true;
+		}
+
+		synchronized List<Outcome> close() {
+			this.closed = true;
+			return List.copyOf(this.outcomes);
+		}
+
 	}
 
 	/**
