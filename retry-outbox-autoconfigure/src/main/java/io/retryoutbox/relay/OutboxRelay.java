@@ -963,8 +963,12 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	private void completed(List<? extends Claim> run, RunOutcomes outcomes) {
-		// The run's messages that were not sent are the ones after its last outcome.
 		List<Outcome> known = outcomes.close();
+		if (known == null) {
+			// A stop cancelled the run while it completed: it was counted once.
+			return;
+		}
+		// The run's messages that were not sent are the ones after its last outcome.
 		this.completed.add(new Finished(known, unsent(run, known.size())));
 		this.slots.release();
 		wakeUpSoon();
@@ -1015,7 +1019,14 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			return true;
 		}
 
-		synchronized List<Outcome> close() {
+		/**
+		 * Ends the run's outcomes.
+		 * @return them, or {@code null} if they were ended before
+		 */
+		synchronized @Nullable List<Outcome> close() {
+			if (this.closed) {
+				return null;
+			}
 			this.closed = true;
 			return List.copyOf(this.outcomes);
 		}
