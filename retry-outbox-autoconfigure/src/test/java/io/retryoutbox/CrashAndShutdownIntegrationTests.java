@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import io.retryoutbox.notify.PostgresWakeupListener;
+import io.retryoutbox.relay.DestinationState;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
@@ -172,6 +173,30 @@ class CrashAndShutdownIntegrationTests {
 			assertThat(countWhere("status = 'IN_FLIGHT' AND attempts = 1")).isEqualTo(3);
 		});
 		assertThat(countWhere("status = 'PENDING' AND attempts = 0 AND lease_owner IS NULL")).isEqualTo(3);
+	}
+
+	@Test
+	void aDestinationProbingWhenTheShutdownTimeoutRunsOutProbesAgainOnceTheRelayStartsAgain() {
+		this.destination.dispatcher().release();
+		this.destination.dispatcher()
+			.enqueue(new MockResponse.Builder().code(503).setHeader("Retry-After", "1").build())
+			.enqueue(new MockResponse.Builder().code(200).headersDelay(30, TimeUnit.SECONDS).build());
+		runner()
+			.withPropertyValues("retry-outbox.relay.shutdown-timeout=500ms", "retry-outbox.destinations.api.timeout=1m")
+			.run((context) -> {
+				UUID id = context.getBean(Outbox.class).send(OutboxRequest.post("api", "/probed").build());
+				OutboxRelay relay = context.getBean(OutboxRelay.class);
+				// The 503 paused the destination; the probe that follows the pause is
+				// unanswered.
+				await().atMost(Duration.ofSeconds(20)).until(() -> requests() == 2);
+				assertThat(relay.getDestinationState("api")).isEqualTo(DestinationState.PROBING);
+				relay.stop();
+				relay.start();
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> "DELIVERED".equals(OutboxContexts.row(context, id).get("status")));
+				assertThat(requests()).isEqualTo(3);
+				assertThat(relay.getDestinationState("api")).isEqualTo(DestinationState.OPEN);
+			});
 	}
 
 	@Test
