@@ -846,15 +846,16 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	private void start(List<? extends Claim> run, DestinationFlow flow) {
 		RunOutcomes outcomes = new RunOutcomes(run.size());
 		flow.startRun();
+		// Completed here, once, whether it ended or a stop past its shutdown timeout
+		// cancelled it: what the run was told is written all the same, and only the rest
+		// is given back, so that a message delivered before the one still unanswered is
+		// not sent again.
 		track(sendFrom(run, 0, flow, outcomes).doFinally((signal) -> {
 			flow.endRun();
-			// Cancelled by a stop past its shutdown timeout: what the run was told is
-			// written all the same, and only the rest is given back, so that a message
-			// delivered before the one still unanswered is not sent again.
-			if (signal == SignalType.CANCEL) {
+			if (signal != SignalType.ON_ERROR) {
 				completed(run, outcomes);
 			}
-		}), () -> completed(run, outcomes), (ex) -> failed(run, ex));
+		}), (ex) -> failed(run, ex));
 	}
 
 	/**
@@ -912,7 +913,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * until the relay stopped: 550 bytes a message, out of a 256 MB heap after about
 	 * 450,000).
 	 */
-	private void track(Mono<Void> run, Runnable onComplete, Consumer<Throwable> onError) {
+	private void track(Mono<Void> run, Consumer<Throwable> onError) {
 		Disposable.Composite sending = this.sending;
 		AtomicReference<@Nullable Disposable> self = new AtomicReference<>();
 		Disposable subscription = run.doFinally((signal) -> {
@@ -920,7 +921,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			if (done != null) {
 				sending.remove(done);
 			}
-		}).subscribe(null, onError, onComplete);
+		}).subscribe(null, onError);
 		self.set(subscription);
 		sending.add(subscription);
 		if (subscription.isDisposed()) {
@@ -964,10 +965,6 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private void completed(List<? extends Claim> run, RunOutcomes outcomes) {
 		List<Outcome> known = outcomes.close();
-		if (known == null) {
-			// A stop cancelled the run while it completed: it was counted once.
-			return;
-		}
 		// The run's messages that were not sent are the ones after its last outcome.
 		this.completed.add(new Finished(known, unsent(run, known.size())));
 		this.slots.release();
@@ -1019,14 +1016,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			return true;
 		}
 
-		/**
-		 * Ends the run's outcomes.
-		 * @return them, or {@code null} if they were ended before
-		 */
-		synchronized @Nullable List<Outcome> close() {
-			if (this.closed) {
-				return null;
-			}
+		synchronized List<Outcome> close() {
 			this.closed = true;
 			return List.copyOf(this.outcomes);
 		}
