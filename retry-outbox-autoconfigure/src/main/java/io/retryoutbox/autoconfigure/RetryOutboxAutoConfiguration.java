@@ -311,10 +311,12 @@ public final class RetryOutboxAutoConfiguration {
 							found.wakeUpForOtherInstance();
 						}
 					});
-			// This instance's own enqueues wake its relay directly.
+			// This instance's own enqueues wake its relay directly, and its notifier
+			// sends only while a relay of another instance listens.
 			PostgresNotifier own = notifier.getIfAvailable();
 			if (own != null) {
 				listener.setIgnoredPayload(own.getPayload());
+				own.setOwnListener(listener::getBackendPid);
 			}
 			return listener;
 		}

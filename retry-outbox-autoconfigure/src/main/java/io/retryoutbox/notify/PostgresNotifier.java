@@ -6,6 +6,8 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
 
 import javax.sql.DataSource;
 
@@ -22,7 +24,10 @@ import org.apache.commons.logging.LogFactory;
  * PostgreSQL serializes the commits of all transactions that issued a {@code NOTIFY}, so
  * a notification inside every business transaction would cap the application's write
  * throughput. Requests are coalesced instead: at most one notification per
- * {@code minInterval}, however many transactions committed.
+ * {@code minInterval}, however many transactions committed. And only while another
+ * instance's relay listens: a single instance, or one whose peers have no relay, sends
+ * none, since its own relay is woken directly and the round trips would only cost the
+ * database.
  * <p>
  * Its thread starts with the application context; a notification asked for before then is
  * sent once it started.
@@ -37,18 +42,40 @@ public final class PostgresNotifier extends WorkerLifecycle {
 
 	private final long minIntervalNanos;
 
+	// How long a lookup of the other instances' listeners is trusted: a relay that starts
+	// listening is first notified at most this much later, and meanwhile its own poll
+	// finds what was committed.
+	private static final Duration PRESENCE_CHECK_INTERVAL = Duration.ofSeconds(1);
+
+	private final long presenceCheckNanos;
+
 	private final AtomicBoolean scheduled = new AtomicBoolean();
+
+	private final AtomicLong handled = new AtomicLong();
+
+	private volatile IntSupplier ownListener = () -> 0;
+
+	private boolean othersListen;
+
+	private long presenceCheckedAt;
 
 	private final String payload = UUID.randomUUID().toString();
 
 	private volatile long lastSent;
 
 	public PostgresNotifier(DataSource dataSource, String channel, Duration minInterval) {
+		this(dataSource, channel, minInterval, PRESENCE_CHECK_INTERVAL);
+	}
+
+	PostgresNotifier(DataSource dataSource, String channel, Duration minInterval, Duration presenceCheckInterval) {
 		super(new BackgroundWorker("retry-outbox-notify-"), Duration.ZERO);
 		this.dataSource = dataSource;
 		this.channel = channel;
 		this.minIntervalNanos = minInterval.toNanos();
-		this.lastSent = System.nanoTime() - this.minIntervalNanos;
+		this.presenceCheckNanos = presenceCheckInterval.toNanos();
+		long now = System.nanoTime();
+		this.lastSent = now - this.minIntervalNanos;
+		this.presenceCheckedAt = now - this.presenceCheckNanos;
 	}
 
 	/**
@@ -58,6 +85,16 @@ public final class PostgresNotifier extends WorkerLifecycle {
 	 */
 	public String getPayload() {
 		return this.payload;
+	}
+
+	/**
+	 * Sets the listener of this notifier's own instance, which does not count as another
+	 * instance's.
+	 * @param backendPid the backend process of its listening connection, 0 while it has
+	 * none
+	 */
+	public void setOwnListener(IntSupplier backendPid) {
+		this.ownListener = backendPid;
 	}
 
 	/**
@@ -73,19 +110,43 @@ public final class PostgresNotifier extends WorkerLifecycle {
 
 	private void send() {
 		this.scheduled.set(false);
-		this.lastSent = System.nanoTime();
-		try (Connection connection = this.dataSource.getConnection();
-				PreparedStatement statement = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
+		long now = System.nanoTime();
+		this.lastSent = now;
+		boolean check = now - this.presenceCheckedAt >= this.presenceCheckNanos;
+		if (check || this.othersListen) {
+			try (Connection connection = this.dataSource.getConnection()) {
+				if (check) {
+					this.othersListen = ListenerPresence.othersListen(connection, this.channel,
+							this.ownListener.getAsInt());
+					this.presenceCheckedAt = now;
+				}
+				if (this.othersListen) {
+					sendNotification(connection);
+				}
+				if (!connection.getAutoCommit()) {
+					connection.commit();
+				}
+			}
+			catch (SQLException ex) {
+				logger.debug("Could not notify other relays; they will find the messages at their next poll", ex);
+			}
+		}
+		this.handled.incrementAndGet();
+	}
+
+	private void sendNotification(Connection connection) throws SQLException {
+		try (PreparedStatement statement = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
 			statement.setString(1, this.channel);
 			statement.setString(2, this.payload);
 			statement.execute();
-			if (!connection.getAutoCommit()) {
-				connection.commit();
-			}
 		}
-		catch (SQLException ex) {
-			logger.debug("Could not notify other relays; they will find the messages at their next poll", ex);
-		}
+	}
+
+	/**
+	 * How many requested notifications were handled, sent or not.
+	 */
+	long handled() {
+		return this.handled.get();
 	}
 
 	@Override

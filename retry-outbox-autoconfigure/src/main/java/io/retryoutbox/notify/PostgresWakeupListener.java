@@ -44,6 +44,8 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 
 	private volatile @Nullable String ignoredPayload;
 
+	private volatile int backendPid;
+
 	public PostgresWakeupListener(DataSource dataSource, String channel, Runnable wakeUp) {
 		this(dataSource, channel, wakeUp, Duration.ofSeconds(30), Duration.ofSeconds(10));
 	}
@@ -74,6 +76,14 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 	 */
 	public void setIgnoredPayload(@Nullable String payload) {
 		this.ignoredPayload = payload;
+	}
+
+	/**
+	 * The backend process of the connection that listens.
+	 * @return its process id, or 0 while no connection listens
+	 */
+	public int getBackendPid() {
+		return this.backendPid;
 	}
 
 	/**
@@ -113,31 +123,21 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 				try (Statement statement = connection.createStatement()) {
 					statement.execute("LISTEN " + quote(this.channel));
 				}
-				this.listening = true;
-				backoff = 100;
-				// Anything committed while we were not listening is found by this
-				// wake-up.
-				this.wakeUp.run();
 				PGConnection pg = connection.unwrap(PGConnection.class);
-				// A connection can go half-open (a dropped NAT entry, a failed-over
-				// database): nothing arrives, and nothing says so. A silent connection is
-				// checked with a query whose answer must come within the timeout.
-				connection.setNetworkTimeout(Runnable::run, this.checkTimeoutMillis);
-				long lastHeard = System.nanoTime();
-				while (this.running) {
-					PGNotification[] notifications = pg.getNotifications(RECEIVE_TIMEOUT_MILLIS);
-					if (notifications != null && notifications.length > 0) {
-						lastHeard = System.nanoTime();
-						if (fromElsewhere(notifications)) {
-							this.wakeUp.run();
-						}
-					}
-					else if (System.nanoTime() - lastHeard >= this.checkIntervalNanos) {
-						try (Statement check = connection.createStatement()) {
-							check.execute("SELECT 1");
-						}
-						lastHeard = System.nanoTime();
-					}
+				try {
+					ListenerPresence.enter(connection, this.channel);
+					this.backendPid = pg.getBackendPID();
+					this.listening = true;
+					backoff = 100;
+					// Anything committed while we were not listening is found by this
+					// wake-up.
+					this.wakeUp.run();
+					receive(connection, pg);
+				}
+				finally {
+					this.listening = false;
+					this.backendPid = 0;
+					leave(connection);
 				}
 			}
 			catch (SQLException | RuntimeException ex) {
@@ -156,6 +156,46 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 			finally {
 				this.listening = false;
 			}
+		}
+	}
+
+	private void receive(Connection connection, PGConnection pg) throws SQLException {
+		// A connection can go half-open (a dropped NAT entry, a failed-over database):
+		// nothing arrives, and nothing says so. A silent connection is checked with a
+		// query whose answer must come within the timeout.
+		connection.setNetworkTimeout(Runnable::run, this.checkTimeoutMillis);
+		long lastHeard = System.nanoTime();
+		while (this.running) {
+			PGNotification[] notifications = pg.getNotifications(RECEIVE_TIMEOUT_MILLIS);
+			if (notifications != null && notifications.length > 0) {
+				lastHeard = System.nanoTime();
+				if (fromElsewhere(notifications)) {
+					this.wakeUp.run();
+				}
+			}
+			else if (System.nanoTime() - lastHeard >= this.checkIntervalNanos) {
+				try (Statement check = connection.createStatement()) {
+					check.execute("SELECT 1");
+				}
+				lastHeard = System.nanoTime();
+			}
+		}
+	}
+
+	// The connection goes back to its pool as it came: a pooled connection that still
+	// listened would collect every later notification, and one that held the lock would
+	// count as a listening relay.
+	private void leave(Connection connection) {
+		try {
+			ListenerPresence.leave(connection, this.channel);
+			try (Statement statement = connection.createStatement()) {
+				statement.execute("UNLISTEN *");
+			}
+		}
+		catch (SQLException ex) {
+			// A broken connection ended its session, and the session's lock and
+			// LISTEN with it.
+			logger.debug("Could not stop listening on a connection that failed", ex);
 		}
 	}
 

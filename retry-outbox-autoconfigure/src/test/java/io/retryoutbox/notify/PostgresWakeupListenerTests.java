@@ -1,10 +1,13 @@
 package io.retryoutbox.notify;
 
+import java.sql.Connection;
+import java.sql.DriverManager;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import com.zaxxer.hikari.HikariDataSource;
 import io.retryoutbox.testsupport.FreezingProxy;
 import io.retryoutbox.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
@@ -43,6 +46,36 @@ class PostgresWakeupListenerTests {
 		}
 		finally {
 			listener.stop();
+		}
+	}
+
+	@Test
+	void givesItsPooledConnectionBackNeitherListeningNorCountedAsAListeningRelay() throws Exception {
+		String url = TestDatabase.createDatabase();
+		try (HikariDataSource pool = new HikariDataSource()) {
+			pool.setJdbcUrl(url);
+			pool.setMaximumPoolSize(1);
+			PostgresWakeupListener listener = new PostgresWakeupListener(pool, "pooled", () -> {
+			});
+			listener.start();
+			int pid;
+			try {
+				await().atMost(Duration.ofSeconds(10)).until(listener::isListening);
+				pid = listener.getBackendPid();
+				try (Connection observer = DriverManager.getConnection(url)) {
+					assertThat(ListenerPresence.othersListen(observer, "pooled", 0)).isTrue();
+				}
+			}
+			finally {
+				listener.stop();
+			}
+			JdbcClient pooled = JdbcClient.create(pool);
+			assertThat(pooled.sql("SELECT pg_backend_pid()").query(Integer.class).single()).isEqualTo(pid);
+			assertThat(pooled.sql("SELECT count(*) FROM pg_listening_channels()").query(Long.class).single()).isZero();
+			assertThat(pooled.sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = ?")
+				.param(pid)
+				.query(Long.class)
+				.single()).isZero();
 		}
 	}
 
