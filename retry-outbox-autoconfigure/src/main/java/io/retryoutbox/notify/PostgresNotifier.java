@@ -55,9 +55,11 @@ public final class PostgresNotifier extends WorkerLifecycle {
 
 	private volatile IntSupplier ownListener = () -> 0;
 
-	private boolean othersListen;
+	// Written by the worker only; read by the enqueuing threads too. The time is written
+	// last, so that a thread that sees it sees the result it stamps.
+	private volatile boolean othersListen;
 
-	private long presenceCheckedAt;
+	private volatile long presenceCheckedAt;
 
 	private final String payload = UUID.randomUUID().toString();
 
@@ -101,6 +103,13 @@ public final class PostgresNotifier extends WorkerLifecycle {
 	 * Asks for a notification to be sent soon; returns at once.
 	 */
 	public void requestNotify() {
+		// Alone at the last lookup, which is still trusted: no notification, and no task
+		// for the worker, whose wake-up every few milliseconds would cost more than the
+		// check.
+		if (!this.othersListen && System.nanoTime() - this.presenceCheckedAt < this.presenceCheckNanos) {
+			this.handled.incrementAndGet();
+			return;
+		}
 		if (this.scheduled.compareAndSet(false, true)) {
 			long wait = Math.max(0, this.lastSent + this.minIntervalNanos - System.nanoTime());
 			// Not started: the request stays pending and start() sends it.

@@ -69,6 +69,33 @@ class PostgresNotifierTests {
 		}
 	}
 
+	@Test
+	void trustsItsLastLookupOfListeningRelaysUntilTheNextIsDue() throws SQLException {
+		String url = TestDatabase.createDatabase();
+		DataSource dataSource = new DriverManagerDataSource(url);
+		PostgresNotifier notifier = new PostgresNotifier(dataSource, CHANNEL, Duration.ZERO, Duration.ofHours(1));
+		PostgresWakeupListener other = new PostgresWakeupListener(dataSource, CHANNEL, () -> {
+		});
+		try (Connection observer = DriverManager.getConnection(url);
+				Connection direct = DriverManager.getConnection(url)) {
+			execute(observer, "LISTEN " + CHANNEL);
+			notifier.start();
+			try {
+				// The first request looks up who listens: no relay yet.
+				requestAndAwaitHandled(notifier);
+				other.start();
+				await().atMost(Duration.ofSeconds(10)).until(other::isListening);
+				requestAndAwaitHandled(notifier);
+				execute(direct, "SELECT pg_notify('" + CHANNEL + "', 'marker')");
+				assertThat(awaitPayloadsUntil(observer, "marker")).containsExactly("marker");
+			}
+			finally {
+				other.stop();
+				notifier.stop();
+			}
+		}
+	}
+
 	private static void requestAndAwaitHandled(PostgresNotifier notifier) {
 		long before = notifier.handled();
 		notifier.requestNotify();
