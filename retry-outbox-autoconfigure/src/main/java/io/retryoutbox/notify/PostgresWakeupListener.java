@@ -120,12 +120,14 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 		while (this.running) {
 			try (Connection connection = this.dataSource.getConnection()) {
 				connection.setAutoCommit(true);
-				try (Statement statement = connection.createStatement()) {
-					statement.execute("LISTEN " + quote(this.channel));
-				}
 				PGConnection pg = connection.unwrap(PGConnection.class);
 				try {
+					// Counted before it listens: a notification sent in between is
+					// missed, and the wake-up below finds what it was for.
 					ListenerPresence.enter(connection, this.channel);
+					try (Statement statement = connection.createStatement()) {
+						statement.execute("LISTEN " + quote(this.channel));
+					}
 					this.backendPid = pg.getBackendPID();
 					this.listening = true;
 					backoff = 100;
