@@ -36,16 +36,16 @@ public final class PostgresNotifier extends WorkerLifecycle {
 
 	private static final Log logger = LogFactory.getLog(PostgresNotifier.class);
 
+	// How long a lookup of the other instances' listeners is trusted: a relay that starts
+	// listening is first notified at most this much later, and meanwhile its own poll
+	// finds what was committed.
+	private static final Duration PRESENCE_CHECK_INTERVAL = Duration.ofSeconds(1);
+
 	private final DataSource dataSource;
 
 	private final String channel;
 
 	private final long minIntervalNanos;
-
-	// How long a lookup of the other instances' listeners is trusted: a relay that starts
-	// listening is first notified at most this much later, and meanwhile its own poll
-	// finds what was committed.
-	private static final Duration PRESENCE_CHECK_INTERVAL = Duration.ofSeconds(1);
 
 	private final long presenceCheckNanos;
 
