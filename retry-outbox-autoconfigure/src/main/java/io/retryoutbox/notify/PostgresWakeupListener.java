@@ -143,7 +143,6 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 				}
 			}
 			catch (SQLException | RuntimeException ex) {
-				this.listening = false;
 				if (!this.running) {
 					return;
 				}
@@ -154,9 +153,6 @@ public final class PostgresWakeupListener extends WorkerLifecycle {
 					return;
 				}
 				backoff = Math.min(backoff * 2, 30_000);
-			}
-			finally {
-				this.listening = false;
 			}
 		}
 	}
