@@ -122,7 +122,7 @@ final class JdbcOutboxStore implements OutboxStore {
 	@Override
 	public List<Claim> claim(String owner, Map<String, Integer> limits, int runSize, Duration lease) {
 		List<Claim> claimed = this.transactions
-			.execute((status) -> withRuns(claimHeads(owner, limits, lease), owner, runSize, lease));
+			.execute((status) -> withRuns(claimHeads(owner, limits, lease), runSize));
 		Assert.state(claimed != null, "A claim returns what it claimed");
 		return claimed;
 	}
@@ -136,13 +136,13 @@ final class JdbcOutboxStore implements OutboxStore {
 			.list();
 	}
 
-	private List<Claim> withRuns(List<Claim> heads, String owner, int runSize, Duration lease) {
+	private List<Claim> withRuns(List<Claim> heads, int runSize) {
 		List<Claim> keyed = heads.stream().filter((head) -> head.orderingKey() != null).toList();
 		if (runSize <= 1 || keyed.isEmpty()) {
 			return heads;
 		}
 		List<Claim> runs = new ArrayList<>(heads);
-		runs.addAll(this.keys.claimRuns(keyed, runSize, owner, lease, this::claimed));
+		runs.addAll(this.keys.claimRuns(keyed, runSize, this::claimed));
 		return runs;
 	}
 
@@ -169,7 +169,7 @@ final class JdbcOutboxStore implements OutboxStore {
 					(!limits.isEmpty() && !claimOnlyIfPromoted) ? claimHeads(owner, limits, lease) : List.of());
 			heads.addAll(this.keys.release(locked,
 					new OrderingKeys.Lease(left(limits, heads), owner, lease, now(), this::claimed)));
-			return new Round(written, locked.size(), withRuns(heads, owner, runSize, lease));
+			return new Round(written, locked.size(), withRuns(heads, runSize));
 		});
 		Assert.state(round != null, "A round returns its result");
 		return round;
@@ -194,7 +194,9 @@ final class JdbcOutboxStore implements OutboxStore {
 	/**
 	 * Writes outcomes and gives back the unsent rest of their runs, in the caller's
 	 * transaction if there is one: together, so that no finished head lets its key go
-	 * while messages of its run are still leased.
+	 * while messages of its run are still out. Only a leased message, the head of a run
+	 * cancelled before its answer, is written back: the rest of a run was read, not
+	 * written, when its head was claimed (see {@link OrderingKeys#CLAIM_RUNS}).
 	 */
 	private int complete(String owner, List<Outcome> outcomes, List<UUID> unsent, List<String> lockedKeys) {
 		if (!unsent.isEmpty()) {

@@ -42,17 +42,18 @@ import org.springframework.transaction.support.TransactionTemplate;
  * The rules: a keyed message holds its key from enqueue (or replay) on, and arrives as
  * neither head nor waiting ({@code new_arrival}), so that the enqueue writes no row but
  * its own; only a key's head may be claimed, and with it the messages behind it, arrived
- * or waiting, in their order; a relay admits the keys its own instance's arrivals came
- * with once they commit, and those a scan finds with arrivals and no head (each poll
- * interval, and after another instance's notification), under the key's lock: the oldest
- * waiting or arrived message becomes the head if nothing holds it as head, and an arrival
- * behind a head is not written until it goes; a finished head drops its hold in its
- * outcome's write if the round locked its key first, else it is marked {@code releasing}
- * and a later release drops it, and either way the key's oldest waiting or arrived
- * message is promoted under the lock; a dead message under {@code on-dead=block} keeps
- * its hold and parks the key until it is replayed or discarded; nothing deletes a message
- * that holds its key. Every path that finishes or removes a message (an outcome, an
- * invalid row, a discard) goes through the same lock, release and promote steps.
+ * or waiting, in their order, read but not written while the head's lease holds the key;
+ * a relay admits the keys its own instance's arrivals came with once they commit, and
+ * those a scan finds with arrivals and no head (each poll interval, and after another
+ * instance's notification), under the key's lock: the oldest waiting or arrived message
+ * becomes the head if nothing holds it as head, and an arrival behind a head is not
+ * written until it goes; a finished head drops its hold in its outcome's write if the
+ * round locked its key first, else it is marked {@code releasing} and a later release
+ * drops it, and either way the key's oldest waiting or arrived message is promoted under
+ * the lock; a dead message under {@code on-dead=block} keeps its hold and parks the key
+ * until it is replayed or discarded; nothing deletes a message that holds its key. Every
+ * path that finishes or removes a message (an outcome, an invalid row, a discard) goes
+ * through the same lock, release and promote steps.
  */
 final class OrderingKeys {
 
@@ -125,14 +126,16 @@ final class OrderingKeys {
 			""";
 
 	// The rest of each claimed head's run: the messages behind it, arrived or waiting,
-	// oldest first, each of the head's destination and locked here; the run ends before
-	// the first that is not, so that what follows the head is exactly what promotion
-	// would make its successors. A run's messages stay waiting, not heads, while leased:
-	// the head keeps its key held until the run's outcomes are written together. The
-	// candidates are locked by primary key, the status compared in the "C" collation
-	// (the same result for text equality) so that the index of all waiting messages,
-	// whose condition it would otherwise match, is not a way to them: without statistics
-	// the planner read that index whole in each round, 2,000 entries a round in the
+	// oldest first, each of the head's destination; the run ends before the first that is
+	// not, so that what follows the head is exactly what promotion would make its
+	// successors. The run is read, not written: while its head is leased, it holds the
+	// key, and nothing but that head's relay claims, promotes or finishes a message of
+	// the key, so the rest stays as it was (its attempts counted, and its row written,
+	// once with its outcome). Leasing each message of the run cost it a non-HOT row
+	// version and three index entries: in the shared bench, 3.9 of the 16.3 WAL records
+	// a keyed message wrote.
+	// The run's rows are read by primary key: without statistics the planner read the
+	// index of all waiting messages whole in each round, 2,000 entries a round in the
 	// bench and 60,000 behind as many waiting messages.
 	static final String CLAIM_RUNS = """
 			WITH candidate AS (
@@ -150,27 +153,18 @@ final class OrderingKeys {
 							ORDER BY x.seq LIMIT ?)) c
 					ORDER BY c.seq
 					LIMIT ?) w
-			), locked AS (
-				SELECT x.id FROM {message} x
-				WHERE x.id = ANY (ARRAY(SELECT id FROM candidate WHERE same))
-					AND x.status = {PENDING} COLLATE "C" AND NOT x.is_head
-				FOR UPDATE SKIP LOCKED
 			), run AS (
 				SELECT r.id FROM (
-					SELECT c.id, bool_and(c.same AND l.id IS NOT NULL)
-						OVER (PARTITION BY c.ordering_key ORDER BY c.seq) AS unbroken
-					FROM candidate c LEFT JOIN locked l ON l.id = c.id) r
+					SELECT c.id, bool_and(c.same) OVER (PARTITION BY c.ordering_key ORDER BY c.seq) AS unbroken
+					FROM candidate c) r
 				WHERE r.unbroken
-			), claimed AS (
-				UPDATE {message} m
-				SET status = {IN_FLIGHT}, lease_owner = ?, lease_until = now() + ? * interval '1 millisecond',
-					attempts = m.attempts + 1, last_attempt_at = now(), new_arrival = false
-				WHERE m.id = ANY (ARRAY(SELECT id FROM run))
-				RETURNING m.seq, m.id, m.destination, m.method, m.path, m.headers::text AS headers, m.body,
-					m.content_type, m.ordering_key, m.idempotency_key, m.attempts, m.created_at, m.trace_parent,
-					m.trace_state
 			)
-			SELECT * FROM claimed ORDER BY ordering_key, seq
+			SELECT m.seq, m.id, m.destination, m.method, m.path, m.headers::text AS headers, m.body, m.content_type,
+				m.ordering_key, m.idempotency_key, m.attempts + 1 AS attempts, m.created_at, m.trace_parent,
+				m.trace_state
+			FROM {message} m
+			WHERE m.id = ANY (ARRAY(SELECT id FROM run))
+			ORDER BY m.ordering_key, m.seq
 			""";
 
 	/**
@@ -179,15 +173,18 @@ final class OrderingKeys {
 	 * its hold at once if the round locked its key (the first parameter), and the
 	 * promotion follows in the same transaction; else it is marked releasing, for the
 	 * release of a later pass. A message of a run that keeps its key (retried, or dead
-	 * and blocking) becomes its key's head; the rest of its run is given back waiting in
-	 * the same transaction. Each outcome's row is read by its primary key, and the status
-	 * is compared in the "C" collation (the same result for text equality) so that the
-	 * lease index, whose condition it would otherwise match, is not a way to them:
-	 * without statistics the planner took the owner's leased rows for a handful and read
-	 * them all through that index, unnesting the outcomes once per row (35 ms for 40
-	 * outcomes beside 1,000 leased rows). Looking the rows up by an array of their ids
-	 * instead, then matching each to its outcome, compared every row with every outcome:
-	 * 40% of the update's time for 40 outcomes.
+	 * and blocking) becomes its key's head; the rest of its run was never written, and
+	 * stays waiting. A row is written only if this relay still holds it: leased to it,
+	 * or, for the rest of a run, still waiting behind a head leased to it (the statement
+	 * sees the head as it was before the head's own outcome). The attempt of a run's
+	 * message is counted here, started when it was sent. Each outcome's row is read by
+	 * its primary key, and the status is compared in the "C" collation (the same result
+	 * for text equality) so that the lease index, whose condition it would otherwise
+	 * match, is not a way to them: without statistics the planner took the owner's leased
+	 * rows for a handful and read them all through that index, unnesting the outcomes
+	 * once per row (35 ms for 40 outcomes beside 1,000 leased rows). Looking the rows up
+	 * by an array of their ids instead, then matching each to its outcome, compared every
+	 * row with every outcome: 40% of the update's time for 40 outcomes.
 	 */
 	static final String FINISH = """
 			WITH locked AS (
@@ -204,13 +201,18 @@ final class OrderingKeys {
 					last_status_code = v.status_code::integer, last_error_code = v.error_code,
 					last_error = left(v.error, 2000), dead_reason = v.dead_reason,
 					delivered_at = CASE WHEN v.status = {DELIVERED} THEN now() END,
-					lease_owner = NULL, lease_until = NULL,
+					lease_owner = NULL, lease_until = NULL, new_arrival = false,
+					attempts = CASE WHEN m.status = {PENDING} THEN m.attempts + 1 ELSE m.attempts END,
+					last_attempt_at = CASE WHEN m.status = {PENDING} THEN COALESCE(v.started_at::timestamptz, now())
+						ELSE m.last_attempt_at END,
 					is_head = m.is_head OR (m.holds_key AND NOT v.releases_key::boolean),
 					releasing = m.holds_key AND v.releases_key::boolean AND NOT m.ordering_key = ANY (locked.keys),
 					holds_key = m.holds_key AND NOT (v.releases_key::boolean AND m.ordering_key = ANY (locked.keys))
 				FROM locked, v
-				WHERE m.id = v.id AND m.status = {IN_FLIGHT} COLLATE "C"
-					AND m.lease_owner = ?
+				WHERE m.id = v.id AND ((m.status = {IN_FLIGHT} COLLATE "C" AND m.lease_owner = ?)
+					OR (m.status = {PENDING} COLLATE "C" AND NOT m.is_head AND EXISTS (
+						SELECT 1 FROM {message} h WHERE h.ordering_key = m.ordering_key AND h.is_head AND h.holds_key
+							AND h.status = {IN_FLIGHT} COLLATE "C" AND h.lease_owner = ?)))
 				RETURNING m.id, m.attempts, m.last_attempt_at, v.outcome, v.status_code, v.error_code, v.error,
 					v.started_at, v.duration_ms, v.delay_ms, v.delay_reason, v.response_snippet
 			), logged AS (
@@ -516,21 +518,21 @@ final class OrderingKeys {
 	}
 
 	/**
-	 * Claims the rest of the runs of the given heads, just claimed in the caller's
+	 * Reads the rest of the runs of the given heads, just claimed in the caller's
 	 * transaction: up to {@code runSize - 1} messages behind each, in the order they must
-	 * go.
+	 * go. They are not written: the head's lease holds them, and each one's attempt is
+	 * counted with its outcome, which {@link #finish} writes only while that lease is
+	 * this relay's.
 	 * @param heads the claimed heads that have an ordering key
 	 * @param runSize the largest number of messages in a run, its head included
-	 * @param owner the relay instance
-	 * @param lease how long the claim holds
-	 * @param mapper reads a claimed row
-	 * @return the claimed messages, by key, each key's in order
+	 * @param mapper reads a row of the run, its attempt counted
+	 * @return the runs' messages, by key, each key's in order
 	 */
-	<T> List<T> claimRuns(List<? extends Claim> heads, int runSize, String owner, Duration lease, RowMapper<T> mapper) {
+	<T> List<T> claimRuns(List<? extends Claim> heads, int runSize, RowMapper<T> mapper) {
 		String[] keys = heads.stream().map(Claim::orderingKey).toArray(String[]::new);
 		String[] destinations = heads.stream().map(Claim::destination).toArray(String[]::new);
 		return this.jdbc.sql(this.claimRuns)
-			.params(keys, destinations, runSize - 1, runSize - 1, runSize - 1, owner, lease.toMillis())
+			.params(keys, destinations, runSize - 1, runSize - 1, runSize - 1)
 			.query(mapper)
 			.list();
 	}
@@ -553,6 +555,7 @@ final class OrderingKeys {
 		List<Object> params = new ArrayList<>();
 		params.add(lockedKeys.toArray(String[]::new));
 		params.addAll(List.of((Object[]) columns));
+		params.add(owner);
 		params.add(owner);
 		params.add(attemptLog.enabled());
 		return this.jdbc.sql(this.finish).params(params).query(Integer.class).single();

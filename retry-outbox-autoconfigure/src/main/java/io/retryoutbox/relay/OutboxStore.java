@@ -25,6 +25,8 @@ public interface OutboxStore {
 	 * run size in all: its run, to be sent one after another, each only once the one
 	 * before was delivered. A run stops at the first waiting message of another
 	 * destination. Heads come first in the result, then the rest of each run in order.
+	 * The rest of a run is held by its head's lease: a store may leave it as it is until
+	 * its outcomes are written, each attempt counted then.
 	 * @param owner the relay instance
 	 * @param limits the largest number of heads to claim by destination, for the
 	 * destinations the relay can send to

@@ -105,7 +105,7 @@ class GenericPlanTests {
 		String keys = "'{key-1,key-2}'";
 		return switch (name) {
 			case "claim" -> "'" + OWNER + "', 60000, '{api}', '{10}', now()";
-			case "claim_runs" -> keys + ", '{api,api}', 7, 7, 7, '" + OWNER + "', 60000";
+			case "claim_runs" -> keys + ", '{api,api}', 7, 7, 7";
 			case "lock_keys" -> "'{}', " + keys + ", 'retry_outbox_message'";
 			case "arrived_keys" -> "'', 10000";
 			case "release_keys" -> keys;
@@ -123,7 +123,7 @@ class GenericPlanTests {
 		for (int column = 0; column < row.length; column++) {
 			parameters.append(", ").append((column == 0) ? ids : array(row[column], leased.size()));
 		}
-		return parameters.append(", '").append(OWNER).append("', true").toString();
+		return parameters.append(", '").append(OWNER).append("', '").append(OWNER).append("', true").toString();
 	}
 
 	private static String array(String value, int size) {

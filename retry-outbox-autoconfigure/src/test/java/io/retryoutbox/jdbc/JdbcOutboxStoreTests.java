@@ -2,6 +2,7 @@ package io.retryoutbox.jdbc;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -272,7 +273,7 @@ class JdbcOutboxStoreTests {
 	}
 
 	@Test
-	void claimsTheMessagesWaitingBehindAHeadAsItsRunInTheirKeysOrder() {
+	void claimsTheMessagesWaitingBehindAHeadAsItsRunInTheirKeysOrderWritingOnlyTheHead() {
 		List<UUID> ids = List.of(insert("k"), insert("k"), insert("k"), insert("k"));
 		UUID other = insert("other");
 		List<UUID> claimed = this.store
@@ -285,8 +286,62 @@ class JdbcOutboxStoreTests {
 		// key in all.
 		assertThat(claimed).hasSize(4).endsWith(ids.get(1), ids.get(2));
 		assertThat(claimed.subList(0, 2)).containsExactlyInAnyOrder(ids.get(0), other);
-		assertThat(row(ids.get(1))).containsEntry("status", "IN_FLIGHT").containsEntry("is_head", false);
+		assertThat(row(ids.get(0))).containsEntry("status", "IN_FLIGHT").containsEntry("attempts", 1);
+		// The rest of the run is held by its head's lease, not written.
+		assertThat(row(ids.get(1))).containsEntry("status", "PENDING")
+			.containsEntry("is_head", false)
+			.containsEntry("attempts", 0)
+			.containsEntry("lease_owner", null);
 		assertThat(row(ids.get(3))).containsEntry("status", "PENDING");
+	}
+
+	@Test
+	void countsTheAttemptOfEachMessageOfARunWithItsOutcome() {
+		List<UUID> ids = List.of(insert("k"), insert("k"), insert("k"));
+		List<Claim> run = this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 3, false, Duration.ofMinutes(1))
+			.claimed();
+		assertThat(run).extracting(Claim::attempt).containsExactly(1, 1, 1);
+		Instant sent = Instant.parse("2026-12-03T10:00:00Z");
+		List<Outcome> outcomes = ids.stream()
+			.map((id) -> new Outcome(id, new RetryDecision.Delivered(), true, 200, null, null, sent,
+					Duration.ofMillis(5)))
+			.toList();
+		assertThat(this.store.complete("relay-a", outcomes, List.of())).isEqualTo(3);
+		assertThat(ids).allSatisfy((id) -> {
+			assertThat(row(id)).containsEntry("status", "DELIVERED")
+				.containsEntry("attempts", 1)
+				.containsEntry("new_arrival", false)
+				.containsEntry("releasing", true);
+			assertThat(attemptLog(id)).singleElement()
+				.satisfies((attempt) -> assertThat(attempt).containsEntry("attempt", 1));
+		});
+		assertThat(row(ids.get(2)).get("last_attempt_at")).isEqualTo(Timestamp.from(sent));
+	}
+
+	@Test
+	void writesTheOutcomesOfARunOnlyForTheRelayThatHoldsItsHeadsLease() {
+		List<UUID> ids = List.of(insert("k"), insert("k"), insert("k"));
+		assertThat(this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 3, false, Duration.ofMinutes(1))
+			.claimed()).hasSize(3);
+		expireLease(ids.get(0));
+		assertThat(this.store.recoverExpiredLeases()).isOne();
+		assertThat(this.store
+			.round("relay-b", List.of(), List.of(), true, Map.of("api", 10), 3, false, Duration.ofMinutes(1))
+			.claimed()
+			.stream()
+			.map(Claim::id)).containsExactlyElementsOf(ids);
+		// relay-a lost the head's lease: none of its run's outcomes is written.
+		assertThat(this.store.complete("relay-a", ids.stream().map(this::delivered).toList(), List.of())).isZero();
+		assertThat(ids).allSatisfy((id) -> assertThat(row(id)).containsEntry("delivered_at", null));
+		assertThat(this.store.complete("relay-b", ids.stream().map(this::delivered).toList(), List.of())).isEqualTo(3);
+		assertThat(ids).allSatisfy((id) -> assertThat(row(id)).containsEntry("status", "DELIVERED"));
+	}
+
+	private Outcome delivered(UUID id) {
+		return new Outcome(id, new RetryDecision.Delivered(), true, 200, null, null, Instant.now(),
+				Duration.ofMillis(5));
 	}
 
 	@Test
@@ -323,7 +378,8 @@ class JdbcOutboxStoreTests {
 			.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 16, false, Duration.ofMinutes(1))
 			.claimed()).hasSize(3);
 		ids.forEach(this::expireLease);
-		assertThat(this.store.recoverExpiredLeases()).isEqualTo(3);
+		// Only the head was leased; the rest of its run waited as it was.
+		assertThat(this.store.recoverExpiredLeases()).isOne();
 		assertThat(row(ids.get(0))).containsEntry("is_head", true).containsEntry("status", "PENDING");
 		assertThat(row(ids.get(1))).containsEntry("is_head", false).containsEntry("status", "PENDING");
 		assertThat(this.store
@@ -350,7 +406,7 @@ class JdbcOutboxStoreTests {
 		assertThat(round.written()).isOne();
 		assertThat(round.claimed().stream().map(Claim::id)).containsExactly(ids.get(1), ids.get(2), ids.get(3));
 		assertThat(row(ids.get(1))).containsEntry("attempts", 1).containsEntry("is_head", true);
-		assertThat(row(ids.get(2))).containsEntry("attempts", 1).containsEntry("is_head", false);
+		assertThat(row(ids.get(2))).containsEntry("attempts", 0).containsEntry("is_head", false);
 		assertThat(attemptLog(ids.get(1))).isEmpty();
 	}
 
