@@ -6,6 +6,7 @@
   profile.py groups DIR [FROM [TO]]                   samples by thread group, per second and in all
   profile.py inclusive DIR THREAD [FROM TO] [MATCH..] frames by inclusive samples on threads named THREAD*
   profile.py under DIR THREAD FRAME DEPTH [FROM TO]   what the first frame containing FRAME calls
+  profile.py kernel DIR [FROM [TO]]                   samples by thread group, in all and in the kernel
 """
 import collections
 import os
@@ -42,6 +43,16 @@ def groups(directory, first='000000', last='999999'):
     print('all', sum(total.values()), dict(total.most_common()))
 
 
+def kernel(directory, first='000000', last='999999'):
+    total, in_kernel = collections.Counter(), collections.Counter()
+    for _, thread, frames, count in stacks(directory, first, last):
+        total[group(thread)] += count
+        if frames and frames[-1].endswith('_[k]'):
+            in_kernel[group(thread)] += count
+    for name, count in total.most_common():
+        print('%-16s %7d  kernel %7d' % (name, count, in_kernel[name]))
+
+
 def inclusive(directory, thread, first='000000', last='999999', *match):
     counts, total = collections.Counter(), 0
     for _, name, frames, count in stacks(directory, first, last):
@@ -68,4 +79,4 @@ def under(directory, thread, frame, depth, first='000000', last='999999'):
 
 if __name__ == '__main__':
     command, args = sys.argv[1], sys.argv[2:]
-    {'groups': groups, 'inclusive': inclusive, 'under': under}[command](*args)
+    {'groups': groups, 'inclusive': inclusive, 'under': under, 'kernel': kernel}[command](*args)
