@@ -10,7 +10,8 @@ BENCH=$1 JAR=$2 LABEL=$3 LAT=$4; shift 4
 PORT=${PGPORT:-5432} MESSAGES=${MESSAGES:-20000} OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 if ! curl -sf http://127.0.0.1:18080/stats > /dev/null; then
-  (cd "$BENCH" && nohup java -Xmx512m -jar sink/target/sink.jar 18080 > "$OUT/sink.log" 2>&1 &)
+  # In a session of its own: the script must not wait for the sink, which outlives it.
+  (cd "$BENCH" && setsid -f java -Xmx512m -jar sink/target/sink.jar 18080 > "$OUT/sink.log" 2>&1 < /dev/null)
   for _ in $(seq 50); do curl -sf http://127.0.0.1:18080/stats > /dev/null && break; sleep 0.2; done
 fi
 psql -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -qc "drop database if exists bench_prof with (force)" > /dev/null 2>&1
