@@ -31,10 +31,14 @@ public class IdealApp {
 	@Bean
 	BenchPeer idealPeer(JdbcTemplate jdbc, TransactionTemplate tx, @Value("${bench.sink-url:http://127.0.0.1:18080}") String sinkUrl,
 			@Value("${ideal.loops:2}") int loops, @Value("${ideal.batch:100}") int batch,
-			@Value("${ideal.concurrency:64}") int concurrency) {
+			@Value("${ideal.concurrency:64}") int concurrency,
+			@Value("${ideal.starter-schema:false}") boolean starterSchema) {
 		jdbc.execute("create table if not exists bench_ideal_outbox (id bigserial primary key, payload text not null, claimed_at timestamptz, done_at timestamptz)");
 		jdbc.execute("create index if not exists bench_ideal_unclaimed on bench_ideal_outbox (id) where claimed_at is null");
 		SinkClient sink = new SinkClient(sinkUrl);
+		if (starterSchema) {
+			return StarterSchema.peer(jdbc, tx, sink, loops, batch, concurrency);
+		}
 		for (int i = 0; i < loops; i++) {
 			Thread t = new Thread(() -> {
 				while (true) {
