@@ -2,6 +2,8 @@ package bench.ideal;
 
 import java.sql.Array;
 import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import bench.common.BenchApp;
 import bench.common.BenchPeer;
@@ -24,6 +26,39 @@ public class IdealApp {
 			from (select id from bench_ideal_outbox where claimed_at is null order by id limit ? for update skip locked) c
 			where t.id = c.id returning t.id, t.payload""";
 
+	/**
+	 * Starts the relay's loops: each claims a batch (rows of payload and id), posts it at most
+	 * {@code concurrency} at a time, then marks it done by its ids, and claims again, 2 ms later if
+	 * the claim was empty.
+	 */
+	static void startLoops(int loops, int concurrency, SinkClient sink, Supplier<List<Object[]>> claim,
+			Consumer<List<Object>> done) {
+		for (int i = 0; i < loops; i++) {
+			Thread t = new Thread(() -> {
+				while (true) {
+					List<Object[]> claimed = claim.get();
+					if (claimed.isEmpty()) {
+						try { Thread.sleep(2); } catch (InterruptedException ex) { return; }
+						continue;
+					}
+					Flux.fromIterable(claimed).flatMap(row -> sink.postAsync((String) row[0]), concurrency).blockLast();
+					done.accept(claimed.stream().map(r -> r[1]).toList());
+				}
+			}, "ideal-relay-" + i);
+			t.setDaemon(true);
+			t.start();
+		}
+	}
+
+	static void updateByIds(JdbcTemplate jdbc, String sql, String type, List<Object> ids) {
+		jdbc.update(con -> {
+			var ps = con.prepareStatement(sql);
+			Array array = con.createArrayOf(type, ids.toArray());
+			ps.setArray(1, array);
+			return ps;
+		});
+	}
+
 	public static void main(String[] args) {
 		BenchApp.run(IdealApp.class, args);
 	}
@@ -39,26 +74,9 @@ public class IdealApp {
 		if (starterSchema) {
 			return StarterSchema.peer(jdbc, tx, sink, loops, batch, concurrency);
 		}
-		for (int i = 0; i < loops; i++) {
-			Thread t = new Thread(() -> {
-				while (true) {
-					List<Object[]> claimed = tx.execute(s -> jdbc.query(CLAIM, (rs, n) -> new Object[] { rs.getString(2), rs.getLong(1) }, batch));
-					if (claimed.isEmpty()) {
-						try { Thread.sleep(2); } catch (InterruptedException ex) { return; }
-						continue;
-					}
-					Flux.fromIterable(claimed).flatMap(row -> sink.postAsync((String) row[0]), concurrency).blockLast();
-					tx.executeWithoutResult(s -> jdbc.update(con -> {
-						var ps = con.prepareStatement("update bench_ideal_outbox set done_at = now() where id = any(?)");
-						Array array = con.createArrayOf("bigint", claimed.stream().map(r -> r[1]).toArray());
-						ps.setArray(1, array);
-						return ps;
-					}));
-				}
-			}, "ideal-relay-" + i);
-			t.setDaemon(true);
-			t.start();
-		}
+		startLoops(loops, concurrency, sink,
+				() -> tx.execute(s -> jdbc.query(CLAIM, (rs, n) -> new Object[] { rs.getString(2), rs.getLong(1) }, batch)),
+				(ids) -> tx.executeWithoutResult(s -> updateByIds(jdbc, "update bench_ideal_outbox set done_at = now() where id = any(?)", "bigint", ids)));
 		return new BenchPeer() {
 			@Override
 			public void enqueue(Msg msg) {

@@ -1,8 +1,6 @@
 package bench.ideal;
 
 import java.nio.charset.StandardCharsets;
-import java.sql.Array;
-import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -10,7 +8,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import bench.common.BenchPeer;
 import bench.common.Msg;
 import bench.common.SinkClient;
-import reactor.core.publisher.Flux;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -53,32 +50,13 @@ final class StarterSchema {
 	}
 
 	static BenchPeer peer(JdbcTemplate jdbc, TransactionTemplate tx, SinkClient sink, int loops, int batch, int concurrency) {
-		for (int i = 0; i < loops; i++) {
-			Thread t = new Thread(() -> {
-				while (true) {
-					List<Object[]> claimed = tx.execute(s -> {
-						jdbc.query(SETTINGS, rs -> { });
-						return jdbc.query(CLAIM, (rs, n) -> new Object[] { new String(rs.getBytes(2), StandardCharsets.UTF_8), rs.getString(1) }, batch);
-					});
-					if (claimed.isEmpty()) {
-						try { Thread.sleep(2); } catch (InterruptedException ex) { return; }
-						continue;
-					}
-					Flux.fromIterable(claimed).flatMap(row -> sink.postAsync((String) row[0]), concurrency).blockLast();
-					tx.executeWithoutResult(s -> {
-						jdbc.query(SETTINGS, rs -> { });
-						jdbc.update(con -> {
-							var ps = con.prepareStatement(DONE);
-							Array array = con.createArrayOf("text", claimed.stream().map(r -> r[1]).toArray());
-							ps.setArray(1, array);
-							return ps;
-						});
-					});
-				}
-			}, "ideal-relay-" + i);
-			t.setDaemon(true);
-			t.start();
-		}
+		IdealApp.startLoops(loops, concurrency, sink, () -> tx.execute(s -> {
+			jdbc.query(SETTINGS, rs -> { });
+			return jdbc.query(CLAIM, (rs, n) -> new Object[] { new String(rs.getBytes(2), StandardCharsets.UTF_8), rs.getString(1) }, batch);
+		}), (ids) -> tx.executeWithoutResult(s -> {
+			jdbc.query(SETTINGS, rs -> { });
+			IdealApp.updateByIds(jdbc, DONE, "text", ids);
+		}));
 		return new BenchPeer() {
 			@Override
 			public void enqueue(Msg msg) {
