@@ -16,7 +16,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * The reference relay's loops and enqueue on the starter's message table ({@code ideal.starter-schema=true};
  * the table is created beforehand from the starter's migrations): the starter's row, indexes, claim
  * and status updates, and its planner settings in each relay transaction, without its relay. Unkeyed,
- * no attempt log. It tells the cost of the starter's schema and statements apart from its Java.
+ * no attempt log. It tells the cost of the starter's schema and statements apart from its Java. The
+ * insert is the starter's unkeyed one and the claim its claim for one destination (as of
+ * {@code 2342da0}); keep them in step when those change.
  */
 final class StarterSchema {
 
