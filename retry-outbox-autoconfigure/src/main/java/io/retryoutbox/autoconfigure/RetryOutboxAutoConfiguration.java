@@ -348,12 +348,19 @@ public final class RetryOutboxAutoConfiguration {
 					Math.toIntExact(relay.getErrorBodyLimit().toBytes()), relay.getRunSize());
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
 					: defaultRetryPolicy(properties, jsonMapper, clock);
+			ClientHttpConnector connector = relayConnector(connectionPool, connectorBuilder, httpClientSettings);
 			OutboxRelay outboxRelay = new OutboxRelay(store,
 					new DestinationPauses(pauseStore, longestTimeout(properties)), retryPolicy, fallback,
-					relayWebClient(connectionPool, webClientBuilder, connectorBuilder, httpClientSettings, customizers),
-					destinations(properties), properties.getIdempotencyKeyHeader(), settings,
+					relayWebClient(connector, webClientBuilder, customizers), destinations(properties),
+					properties.getIdempotencyKeyHeader(), settings,
 					AttemptObserver.of(attemptObservers.orderedStream().toList()));
 			outboxRelay.setAutoStartup(relay.isAutoStartup() && !relay.isWaitForReady());
+			RetryOutboxProperties.WarmUp warmUp = relay.getWarmUp();
+			if (warmUp.isEnabled() && warmUp.getRequests() > 0) {
+				// Boot's builder would bring the application's filters and observation.
+				outboxRelay.setWarmUp(new OutboxRelay.WarmUp(WebClient.builder().clientConnector(connector).build(),
+						warmUp.getRequests(), warmUp.getTimeout()));
+			}
 			return outboxRelay;
 		}
 
@@ -377,11 +384,9 @@ public final class RetryOutboxAutoConfiguration {
 		 * as its concurrency: Reactor Netty's shared pool allows only 16 connections per
 		 * host on two cores, which would cap the relay below what its limits allow.
 		 */
-		private static WebClient relayWebClient(RelayConnectionPool connectionPool,
-				ObjectProvider<WebClient.Builder> webClientBuilder,
+		private static ClientHttpConnector relayConnector(RelayConnectionPool connectionPool,
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
-				ObjectProvider<HttpClientSettings> httpClientSettings,
-				ObjectProvider<RelayWebClientCustomizer> customizers) {
+				ObjectProvider<HttpClientSettings> httpClientSettings) {
 			ReactorClientHttpConnectorBuilder reactor = (connectorBuilder
 				.getIfAvailable() instanceof ReactorClientHttpConnectorBuilder boot) ? boot
 						: ClientHttpConnectorBuilder.reactor();
@@ -390,9 +395,14 @@ public final class RetryOutboxAutoConfiguration {
 			if (settings.connectTimeout() == null) {
 				settings = settings.withConnectTimeout(Duration.ofSeconds(10));
 			}
-			ClientHttpConnector connector = reactor.withHttpClientFactory(connectionPool::httpClient)
+			return reactor.withHttpClientFactory(connectionPool::httpClient)
 				.withHttpClientCustomizer((client) -> client.disableRetry(true))
 				.build(settings);
+		}
+
+		private static WebClient relayWebClient(ClientHttpConnector connector,
+				ObjectProvider<WebClient.Builder> webClientBuilder,
+				ObjectProvider<RelayWebClientCustomizer> customizers) {
 			WebClient.Builder builder = webClientBuilder.getIfAvailable(WebClient::builder)
 				.clone()
 				.clientConnector(connector);

@@ -320,6 +320,12 @@ public class RetryOutboxProperties {
 		 */
 		private boolean directDispatch;
 
+		private final WarmUp warmUp = new WarmUp();
+
+		public WarmUp getWarmUp() {
+			return this.warmUp;
+		}
+
 		public boolean isDirectDispatch() {
 			return this.directDispatch;
 		}
@@ -438,6 +444,55 @@ public class RetryOutboxProperties {
 
 		public void setShutdownTimeout(Duration shutdownTimeout) {
 			this.shutdownTimeout = shutdownTimeout;
+		}
+
+	}
+
+	/**
+	 * What the relay does the first time it starts, before it takes messages.
+	 */
+	public static class WarmUp {
+
+		/**
+		 * Whether the relay, the first time it starts, sends requests to a local server
+		 * of its own and writes their outcomes for messages that do not exist, so that
+		 * its first messages are not sent by cold code; nothing of it reaches a
+		 * destination or a message row.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Number of requests the warm-up sends.
+		 */
+		private int requests = 5000;
+
+		/**
+		 * Longest time the warm-up sends for; the relay then starts with what was done.
+		 */
+		private Duration timeout = Duration.ofSeconds(10);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public int getRequests() {
+			return this.requests;
+		}
+
+		public void setRequests(int requests) {
+			this.requests = requests;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
 		}
 
 	}

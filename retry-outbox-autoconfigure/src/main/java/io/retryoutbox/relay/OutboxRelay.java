@@ -139,6 +139,15 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private boolean autoStartup = true;
 
+	private WarmUp warmUp = WarmUp.NONE;
+
+	// The default policy only: a warm-up outcome reaches no code of the application.
+	private final DecisionRecorder warmUpRecorder;
+
+	private final String idempotencyKeyHeader;
+
+	private boolean warmedUp;
+
 	private volatile long lastRecovery;
 
 	private volatile @Nullable RuntimeException lastPollError;
@@ -166,6 +175,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		Map<String, OnDead> onDead = new HashMap<>();
 		destinations.forEach((name, destination) -> onDead.put(name, destination.onDead()));
 		this.recorder = new DecisionRecorder(policy, fallback, onDead);
+		this.warmUpRecorder = new DecisionRecorder(fallback, fallback, Map.of());
+		this.idempotencyKeyHeader = idempotencyKeyHeader;
 		this.settings = settings;
 		this.slots = new Semaphore(settings.concurrency());
 		Map<String, DestinationFlow> flows = new LinkedHashMap<>();
@@ -351,10 +362,31 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		return this.autoStartup;
 	}
 
+	/**
+	 * Sets what the relay does the first time it starts, before it takes messages.
+	 * @param warmUp the warm-up, {@link WarmUp#NONE} for none
+	 */
+	public void setWarmUp(WarmUp warmUp) {
+		Assert.notNull(warmUp, "warmUp must not be null");
+		this.warmUp = warmUp;
+	}
+
+	/**
+	 * What the relay does the first time it starts, before it takes messages.
+	 * @return the warm-up
+	 */
+	public WarmUp getWarmUp() {
+		return this.warmUp;
+	}
+
 	@Override
 	public synchronized void start() {
 		if (this.running) {
 			return;
+		}
+		if (!this.warmedUp) {
+			this.warmedUp = true;
+			warmUp();
 		}
 		this.sending = Disposables.composite();
 		this.polled = false;
@@ -368,6 +400,23 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		});
 		Duration extendEvery = Duration.ofMillis(Math.max(1, this.settings.leaseTimeout().toMillis() / 3));
 		this.leaseKeeper.repeat(extendEvery, extendEvery, this::extendLeases);
+	}
+
+	private void warmUp() {
+		if (this.warmUp.requests() == 0) {
+			return;
+		}
+		long started = System.nanoTime();
+		try {
+			RelayWarmUp warmUp = new RelayWarmUp(this.warmUp, this.idempotencyKeyHeader, this.settings,
+					this.warmUpRecorder, this.store, this.owner);
+			int answered = warmUp.run(!this.flows.containsKey(RelayWarmUp.DESTINATION));
+			logger.info("Outbox relay warmed up with " + answered + " requests to a local server of its own in "
+					+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms");
+		}
+		catch (RuntimeException ex) {
+			logger.info("Outbox relay warm-up ended early; the relay starts all the same", ex);
+		}
 	}
 
 	@Override
@@ -1050,6 +1099,34 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 		/** Stopped polling although nobody stopped it. */
 		FAILED
+
+	}
+
+	/**
+	 * What the relay does the first time it starts, before it takes messages: it sends
+	 * {@code requests} requests through its HTTP connector to a server of its own on the
+	 * loopback interface and writes their outcomes as for messages that do not exist, so
+	 * that its first messages are not sent by cold code. Nothing of it reaches a
+	 * destination or a message row; only the default retry policy sees the outcomes.
+	 *
+	 * @param webClient sends the requests: the relay's connector, without the
+	 * application's filters and observation, so that they see none of them
+	 * @param requests how many requests, {@code 0} for no warm-up
+	 * @param timeout the longest the warm-up sends for
+	 */
+	public record WarmUp(@Nullable WebClient webClient, int requests, Duration timeout) {
+
+		/**
+		 * No warm-up.
+		 */
+		public static final WarmUp NONE = new WarmUp(null, 0, Duration.ZERO);
+
+		public WarmUp {
+			Assert.isTrue(requests >= 0, () -> "warm-up.requests must not be negative, was " + requests);
+			Assert.isTrue(!timeout.isNegative(), () -> "warm-up.timeout must not be negative, was " + timeout);
+			Assert.isTrue(requests == 0 || (webClient != null && !timeout.isZero()),
+					"A warm-up with requests needs a web client and a positive timeout");
+		}
 
 	}
 

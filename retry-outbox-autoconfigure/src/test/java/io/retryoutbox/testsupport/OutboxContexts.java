@@ -39,7 +39,7 @@ public final class OutboxContexts {
 
 	/**
 	 * A runner with the outbox and what it builds on, on the given database, polling
-	 * quickly and starting the relay with the context.
+	 * quickly and starting the relay with the context, without its warm-up.
 	 * @param jdbcUrl the database
 	 * @return the runner
 	 */
@@ -51,7 +51,9 @@ public final class OutboxContexts {
 			.withPropertyValues("spring.datasource.url=" + jdbcUrl, "spring.datasource.hikari.maximum-pool-size=4",
 					"retry-outbox.relay.poll-interval=100ms",
 					// A context runner publishes no ApplicationReadyEvent.
-					"retry-outbox.relay.wait-for-ready=false");
+					"retry-outbox.relay.wait-for-ready=false",
+					// Seconds a context on two cores; RelayWarmUpIntegrationTests has it.
+					"retry-outbox.relay.warm-up.enabled=false");
 	}
 
 	/**
