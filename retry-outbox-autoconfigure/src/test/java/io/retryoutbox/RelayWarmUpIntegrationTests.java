@@ -136,6 +136,20 @@ class RelayWarmUpIntegrationTests {
 		});
 	}
 
+	@Test
+	void refusesANegativeNumberOfRequestsOrATimeoutThatIsNotPositive() {
+		runner().withPropertyValues("retry-outbox.relay.warm-up.requests=-1")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessage("warm-up.requests must not be negative, was -1"));
+		runner().withPropertyValues("retry-outbox.relay.warm-up.timeout=0s")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessage("warm-up.timeout must be positive, was PT0S"));
+	}
+
 	private static UUID send(ApplicationContext context, @Nullable String key, String path) {
 		return OutboxContexts.transactions(context)
 			.execute((status) -> context.getBean(Outbox.class)

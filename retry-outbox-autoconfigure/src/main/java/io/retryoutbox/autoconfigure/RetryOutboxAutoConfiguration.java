@@ -356,7 +356,7 @@ public final class RetryOutboxAutoConfiguration {
 					AttemptObserver.of(attemptObservers.orderedStream().toList()));
 			outboxRelay.setAutoStartup(relay.isAutoStartup() && !relay.isWaitForReady());
 			RetryOutboxProperties.WarmUp warmUp = relay.getWarmUp();
-			if (warmUp.isEnabled() && warmUp.getRequests() > 0) {
+			if (warmUp.isEnabled()) {
 				// Boot's builder would bring the application's filters and observation.
 				outboxRelay.setWarmUp(new OutboxRelay.WarmUp(WebClient.builder().clientConnector(connector).build(),
 						warmUp.getRequests(), warmUp.getTimeout()));

@@ -1123,9 +1123,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 		public WarmUp {
 			Assert.isTrue(requests >= 0, () -> "warm-up.requests must not be negative, was " + requests);
-			Assert.isTrue(!timeout.isNegative(), () -> "warm-up.timeout must not be negative, was " + timeout);
-			Assert.isTrue(requests == 0 || (webClient != null && !timeout.isZero()),
-					"A warm-up with requests needs a web client and a positive timeout");
+			Assert.isTrue(requests == 0 || (!timeout.isNegative() && !timeout.isZero()),
+					() -> "warm-up.timeout must be positive, was " + timeout);
+			Assert.isTrue(requests == 0 || webClient != null, "A warm-up with requests needs a web client");
 		}
 
 	}
