@@ -408,9 +408,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 		long started = System.nanoTime();
 		try {
-			RelayWarmUp warmUp = new RelayWarmUp(this.warmUp, this.idempotencyKeyHeader, this.settings,
-					this.warmUpRecorder, this.store, this.owner);
-			int answered = warmUp.run(!this.flows.containsKey(RelayWarmUp.DESTINATION));
+			int answered = new RelayWarmUp(this.warmUp, this.idempotencyKeyHeader, this.settings, this.warmUpRecorder,
+					this.store, this.owner)
+				.run(!this.flows.containsKey(RelayWarmUp.DESTINATION));
 			logger.info("Outbox relay warmed up with " + answered + " requests to a local server of its own in "
 					+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms");
 		}

@@ -65,11 +65,11 @@ final class RelayWarmUp {
 
 	/**
 	 * Sends the warm-up's requests, at most until its timeout, and writes their outcomes.
-	 * @param claimsFor whether a claim for {@link #DESTINATION} is safe, which it is
-	 * while the relay has no destination of that name: such a claim finds nothing
+	 * @param mayClaim whether its rounds may claim for {@link #DESTINATION}, which is
+	 * safe while the relay has no destination of that name: such a claim finds nothing
 	 * @return the number of requests answered
 	 */
-	int run(boolean claimsFor) {
+	int run(boolean mayClaim) {
 		WebClient webClient = this.warmUp.webClient();
 		if (webClient == null || this.warmUp.requests() == 0) {
 			return 0;
@@ -92,7 +92,7 @@ final class RelayWarmUp {
 			if (outcomes == null) {
 				return 0;
 			}
-			Map<String, Integer> limits = claimsFor ? Map.of(DESTINATION, this.settings.batchSize()) : Map.of();
+			Map<String, Integer> limits = mayClaim ? Map.of(DESTINATION, this.settings.batchSize()) : Map.of();
 			for (int from = 0; from < outcomes.size(); from += this.settings.batchSize()) {
 				List<Outcome> batch = outcomes.subList(from,
 						Math.min(outcomes.size(), from + this.settings.batchSize()));
