@@ -2,7 +2,7 @@
 # After a run-one.sh run of the starter's jar (its database bench_prof and the sink's receipts still
 # there): each message's latency from its business row's created_at to the sink's first receipt, split
 # at the outbox row's last_attempt_at, by the second its transaction started, and the sink's receipts
-# a second. Env: PGPORT (5432).
+# a second. Env: PGPORT (5432), BUCKET_MS (1000: by the second; e.g. 100 to see the first second).
 set -euo pipefail
 receipts=$(mktemp) rows=$(mktemp)
 trap 'rm -f "$receipts" "$rows"' EXIT
@@ -12,7 +12,7 @@ select b.msg_id, (extract(epoch from b.created_at) * 1e6)::bigint,
   coalesce((extract(epoch from m.last_attempt_at) * 1e6)::bigint, 0)
 from bench_business b
 left join retry_outbox_message m on (convert_from(m.body, 'UTF8')::jsonb ->> 'id')::bigint = b.msg_id" > "$rows"
-python3 - "$receipts" "$rows" <<'PY'
+python3 - "$receipts" "$rows" "${BUCKET_MS:-1000}" <<'PY'
 import sys
 received = {}
 for line in open(sys.argv[1]):
@@ -26,6 +26,7 @@ for line in open(sys.argv[2]):
         rows.append((created, attempted, received[msg]))
 rows.sort()
 start = rows[0][0]
+bucket = int(sys.argv[3]) * 1000
 
 
 def pct(values, q):
@@ -35,14 +36,19 @@ def pct(values, q):
 
 seconds = {}
 for row in rows:
-    seconds.setdefault((row[0] - start) // 1_000_000, []).append(row)
-print('second committed p50 p99 | p99 to the attempt | p99 from the attempt (ms)')
+    seconds.setdefault((row[0] - start) // bucket, []).append(row)
+print('from (ms) committed p50 p99 | p99 to the attempt | p99 from the attempt (ms)')
 for second in sorted(seconds):
     rs = seconds[second]
-    print(second, len(rs), pct([r - c for c, a, r in rs], .5), pct([r - c for c, a, r in rs], .99), '|',
+    print(second * bucket // 1000, len(rs), pct([r - c for c, a, r in rs], .5), pct([r - c for c, a, r in rs], .99), '|',
           pct([a - c for c, a, r in rs if a], .99), '|', pct([r - a for c, a, r in rs if a], .99))
 per_second = {}
 for c, a, r in rows:
-    per_second[(r - start) // 1_000_000] = per_second.get((r - start) // 1_000_000, 0) + 1
-print('received a second:', [per_second.get(s, 0) for s in range(max(per_second) + 1)])
+    per_second[(r - start) // bucket] = per_second.get((r - start) // bucket, 0) + 1
+print(f'received a bucket of {bucket // 1000} ms:', [per_second.get(s, 0) for s in range(max(per_second) + 1)])
+started = {}
+for c, a, r in rows:
+    if a:
+        started[(a - start) // bucket] = started.get((a - start) // bucket, 0) + 1
+print(f'attempts started a bucket (the last of each message):', [started.get(s, 0) for s in range(max(started) + 1)])
 PY

@@ -58,7 +58,7 @@ class AdaptiveLimitKneeIntegrationTests {
 					}
 				});
 				OutboxRelay relay = context.getBean(OutboxRelay.class);
-				// Settling: the limit starts at 20 and overshoots the knee at first.
+				// Settling: the limit starts at 64, over the knee, and comes down.
 				await().atMost(Duration.ofSeconds(10)).until(() -> delivered(context) >= 1000);
 				AtomicInteger mostInFlight = new AtomicInteger();
 				List<Integer> limits = new ArrayList<>();

@@ -86,7 +86,7 @@ class OutboxActuatorHttpTests {
 		assertThat(summary.at("/statuses/DELIVERED").asLong()).isEqualTo(1);
 		assertThat(summary.at("/destinations/payments/DEAD").asLong()).isEqualTo(1);
 		assertThat(summary.at("/flows/payments/state").asString()).isEqualTo("OPEN");
-		assertThat(summary.at("/flows/payments/limit").asInt()).isEqualTo(20);
+		assertThat(summary.at("/flows/payments/limit").asInt()).isEqualTo(64);
 		assertThat(json(get("/actuator/outbox/messages?status=DELIVERED&destination=payments"
 				+ "&from=2020-01-01T00:00:00Z&to=2999-01-01T00:00:00Z&limit=10"), 200)
 			.at("/messages")).hasSize(1);

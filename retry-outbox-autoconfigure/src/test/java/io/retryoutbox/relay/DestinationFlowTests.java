@@ -67,8 +67,8 @@ class DestinationFlowTests {
 	}
 
 	@Test
-	void startsAtTwentyInFlight() {
-		assertThat(flow(true, 256).available()).isEqualTo(20);
+	void startsAtSixtyFourInFlightOrAtMaxConcurrencyIfThatIsLower() {
+		assertThat(flow(true, 256).available()).isEqualTo(64);
 		assertThat(flow(true, 8).available()).isEqualTo(8);
 	}
 
@@ -76,7 +76,7 @@ class DestinationFlowTests {
 	void growsWellOverSixteenInFlightForAHealthyDownstreamWhoseLatencyStaysAtItsFloor() {
 		DestinationFlow flow = flow(true, 256);
 		run(flow, 200, (n) -> false);
-		assertThat(flow.limit()).isGreaterThan(64);
+		assertThat(flow.limit()).isGreaterThan(2 * DestinationFlow.INITIAL_LIMIT);
 		assertThat(flow.limit()).isLessThanOrEqualTo(256);
 	}
 
@@ -86,7 +86,7 @@ class DestinationFlowTests {
 		run(healthy, 200, (n) -> false);
 		DestinationFlow overloaded = flow(true, 256);
 		run(overloaded, 200, (n) -> n % 3 == 0);
-		assertThat(overloaded.limit()).isLessThan(20).isLessThan(healthy.limit());
+		assertThat(overloaded.limit()).isLessThan(16).isLessThan(healthy.limit());
 	}
 
 	/**
@@ -115,7 +115,7 @@ class DestinationFlowTests {
 	void keepsGrowingWhenAnswersSpreadBetweenOneAndTwentyFourMilliseconds() {
 		DestinationFlow flow = flow(true, 256);
 		runSpread(flow, 200, 1, 24);
-		assertThat(flow.limit()).isGreaterThan(64);
+		assertThat(flow.limit()).isGreaterThan(2 * DestinationFlow.INITIAL_LIMIT);
 	}
 
 	/**
@@ -129,7 +129,7 @@ class DestinationFlowTests {
 	void keepsGrowingWhenTheLastOfEachBurstIsAnsweredSlowestByABusyMachine() {
 		DestinationFlow flow = flow(true, 256);
 		runSpread(flow, 300, 30, 100);
-		assertThat(flow.limit()).isGreaterThan(64);
+		assertThat(flow.limit()).isGreaterThan(2 * DestinationFlow.INITIAL_LIMIT);
 	}
 
 	@Test
@@ -196,8 +196,8 @@ class DestinationFlowTests {
 			}
 			this.now.addAndGet(TWENTY_MS);
 		}
-		assertThat(timeouts.limit()).isLessThan(20);
-		assertThat(refusals.limit()).isEqualTo(20);
+		assertThat(timeouts.limit()).isLessThan(16);
+		assertThat(refusals.limit()).isEqualTo(DestinationFlow.INITIAL_LIMIT);
 	}
 
 	@Test
