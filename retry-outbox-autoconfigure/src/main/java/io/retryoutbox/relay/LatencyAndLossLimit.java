@@ -40,6 +40,14 @@ import com.netflix.concurrency.limits.limit.Gradient2Limit;
  * answer. The AIMD limit keeps the count at the start: it grows by one for each answer it
  * counts, and with every answer of a burst counted it outgrew a downstream that answers
  * 503 to a third of the requests.
+ * <p>
+ * The gradient limit cuts a little on each slow answer, so when the machine stalls for a
+ * moment and every request in flight comes back late at once, it cut a limit of 153 to 34
+ * within a quarter of a second, on no queue downstream, and took seconds to grow back
+ * (docs/benchmarks.md). As TCP cuts its window at most once a round trip, it now gives up
+ * at most half of itself until an answer comes to a request sent after that round trip
+ * began: only that answer shows what the cut did. (The last answer it takes may cut it a
+ * step under half.)
  */
 final class LatencyAndLossLimit implements Limit {
 
@@ -56,6 +64,13 @@ final class LatencyAndLossLimit implements Limit {
 	private final IntSupplier inFlight;
 
 	private double recentRtt;
+
+	// The round trip the latency limit is in: it began when the answer at windowStart
+	// came, and lasts until an answer to a request sent after that comes back. Within it
+	// the latency limit is fed no more answers once it is down to windowFloor.
+	private long windowStart = Long.MIN_VALUE;
+
+	private int windowFloor;
 
 	private final List<Consumer<Integer>> listeners = new CopyOnWriteArrayList<>();
 
@@ -102,7 +117,13 @@ final class LatencyAndLossLimit implements Limit {
 		double weight = 2.0 / (this.latency.getLimit() + 1);
 		this.recentRtt = (this.recentRtt == 0) ? floored : this.recentRtt + weight * (floored - this.recentRtt);
 		int busiest = Math.max(inflight, this.inFlight.getAsInt());
-		this.latency.onSample(startTime, (long) this.recentRtt, busiest, didDrop);
+		if (this.windowStart == Long.MIN_VALUE || startTime - this.windowStart >= 0) {
+			this.windowStart = startTime + rtt;
+			this.windowFloor = this.latency.getLimit() / 2;
+		}
+		if (this.latency.getLimit() > this.windowFloor) {
+			this.latency.onSample(startTime, (long) this.recentRtt, busiest, didDrop);
+		}
 		this.loss.onSample(startTime, rtt, inflight, didDrop);
 		int limit = Math.min(this.latency.getLimit(), this.loss.getLimit());
 		if (limit != this.limit) {

@@ -132,6 +132,29 @@ class DestinationFlowTests {
 		assertThat(flow.limit()).isGreaterThan(2 * DestinationFlow.INITIAL_LIMIT);
 	}
 
+	/**
+	 * As on a machine that stalls for a moment (a pause of the JVM, the cores taken by
+	 * other work): every answer of one round comes back late at once. The limit has had
+	 * no round trip to see what a cut does, so it gives up about half at most (its last
+	 * cut may take it a step under), as a TCP window does in one round trip, and grows
+	 * back.
+	 */
+	@Test
+	void givesUpAboutHalfAtMostToOneRoundThatAStallMadeSlow() {
+		DestinationFlow flow = flow(true, 256);
+		run(flow, 100, (n) -> false);
+		int before = flow.limit();
+		List<Limiter.Listener> permits = new ArrayList<>();
+		for (int i = flow.available(); i > 0; i--) {
+			permits.add(flow.acquire());
+		}
+		this.now.addAndGet(TWENTY_MS * 10);
+		permits.forEach(Limiter.Listener::onSuccess);
+		assertThat(flow.limit()).isGreaterThanOrEqualTo(before * 45 / 100);
+		run(flow, 100, (n) -> false);
+		assertThat(flow.limit()).isGreaterThanOrEqualTo(before);
+	}
+
 	@Test
 	void shrinksWhenLatencyRises() {
 		DestinationFlow flow = flow(true, 256);
