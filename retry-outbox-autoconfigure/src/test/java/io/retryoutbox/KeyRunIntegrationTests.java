@@ -1,10 +1,14 @@
 package io.retryoutbox;
 
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import io.retryoutbox.message.OutboxRepair;
@@ -121,7 +125,7 @@ class KeyRunIntegrationTests {
 	}
 
 	@Test
-	void startsEveryMessageOfARunOnTheRelaysPollThreadNotOnTheEventLoopThatGotTheAnswerBeforeIt() {
+	void startsARunsNextMessagesOnTheRelaysRunThreadNotOnTheEventLoopThatGotTheAnswerBeforeIt() {
 		List<String> threads = new CopyOnWriteArrayList<>();
 		RelayWebClientCustomizer recordThread = (builder) -> builder.filter((request, next) -> {
 			threads.add(Thread.currentThread().getName());
@@ -133,8 +137,55 @@ class KeyRunIntegrationTests {
 				.until(() -> "DELIVERED".equals(column(context, ids.get(5), "status")));
 			assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 6));
 			assertThat(claims(context)).isOne();
-			assertThat(threads).hasSize(6).allSatisfy((thread) -> assertThat(thread).startsWith("retry-outbox-relay-"));
+			assertThat(threads).hasSize(6);
+			assertThat(threads.get(0)).startsWith("retry-outbox-relay-");
+			assertThat(threads.subList(1, 6))
+				.allSatisfy((thread) -> assertThat(thread).startsWith("retry-outbox-run-"));
 		});
+	}
+
+	@Test
+	void aRunsNextMessageGoesWhileTheRelaysRoundWaitsForTheDatabase() throws Exception {
+		CountDownLatch answerOther = new CountDownLatch(1);
+		CountDownLatch answerFirst = new CountDownLatch(1);
+		dispatcher().otherwise((request) -> {
+			String path = request.getUrl().encodedPath();
+			CountDownLatch latch = path.equals("/other") ? answerOther : path.equals("/k/1") ? answerFirst : null;
+			if (latch != null) {
+				await().atMost(Duration.ofSeconds(30)).until(() -> latch.await(1, TimeUnit.SECONDS));
+			}
+			return OK;
+		});
+		runner().run((context) -> {
+			UUID other = OutboxContexts.transactions(context)
+				.execute((status) -> context.getBean(Outbox.class).send(OutboxRequest.post("api", "/other").build()));
+			List<UUID> ids = enqueueThenStart(context, 2);
+			await().atMost(Duration.ofSeconds(20)).until(() -> dispatcher().paths().size() == 2);
+			try (Connection locker = DriverManager.getConnection(this.jdbcUrl)) {
+				locker.setAutoCommit(false);
+				try (Statement statement = locker.createStatement()) {
+					statement.execute("SELECT 1 FROM retry_outbox_message WHERE id = '" + other + "' FOR UPDATE");
+				}
+				// The round that writes the other message's outcome waits for the row.
+				answerOther.countDown();
+				await().atMost(Duration.ofSeconds(20)).until(() -> roundsWaitingForALock(context) > 0);
+				answerFirst.countDown();
+				await().atMost(Duration.ofSeconds(20)).until(() -> received("/k/").size() == 2);
+				assertThat(roundsWaitingForALock(context)).isPositive();
+				locker.rollback();
+			}
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "DELIVERED".equals(column(context, ids.get(1), "status")));
+			assertThat(column(context, other, "status")).isEqualTo("DELIVERED");
+			assertThat(received("/k/")).containsExactlyElementsOf(paths(1, 2));
+		});
+	}
+
+	private static long roundsWaitingForALock(AssertableApplicationContext context) {
+		return OutboxContexts.jdbc(context)
+			.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+			.query(Long.class)
+			.single();
 	}
 
 	@Test

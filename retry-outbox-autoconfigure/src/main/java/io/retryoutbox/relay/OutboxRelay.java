@@ -124,6 +124,10 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private final Queue<MonoSink<Void>> runsToContinue = new ConcurrentLinkedQueue<>();
 
+	// Where a run's next message starts: a thread of its own, so that it waits for
+	// neither a round on the poll thread nor another connection's event loop.
+	private final BackgroundWorker runThread = new BackgroundWorker("retry-outbox-run-");
+
 	// Its own thread, so that leases are extended while a poll or the shutdown waits.
 	private final BackgroundWorker leaseKeeper = new BackgroundWorker("retry-outbox-lease-");
 
@@ -392,6 +396,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		this.polled = false;
 		this.ratePollAt = System.nanoTime();
 		this.poller.start();
+		this.runThread.start();
 		this.leaseKeeper.start();
 		this.running = true;
 		this.poller.repeat(this.settings.startDelay(), this.settings.pollInterval(), () -> {
@@ -429,6 +434,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			long deadline = System.nanoTime() + this.settings.shutdownTimeout().toNanos();
 			// A poll under way may finish before the deadline; then it is interrupted.
 			this.poller.stop(this.settings.shutdownTimeout());
+			this.runThread.stop(Duration.ZERO);
 			continueRuns();
 			// Let in-flight requests finish: every slot back means nothing is in flight.
 			int concurrency = this.settings.concurrency();
@@ -926,28 +932,30 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				int next = index + 1;
 				boolean more = next < run.size() && outcome.status() == MessageStatus.DELIVERED
 						&& (this.running || this.draining) && problem(run.get(next)) == null && flow.continuesRun();
-				return more ? onPollThread().then(Mono.defer(() -> sendFrom(run, next, flow, outcomes))) : Mono.empty();
+				return more ? onRunThread().then(Mono.defer(() -> sendFrom(run, next, flow, outcomes))) : Mono.empty();
 			});
 	}
 
 	/**
-	 * Completes on the poll thread, where every run's first message starts, or at once if
-	 * it no longer takes tasks. A run's next message started on the event loop that got
-	 * the answer before it cost the loops about twice their CPU in the shared bench
-	 * (4.8-6.1 core-seconds a run against 2.5-3.2), for no less latency.
+	 * Completes on the relay's run thread, or at once if it no longer takes tasks. Not on
+	 * the event loop that got the answer before it: that cost the loops about twice their
+	 * CPU in the shared bench (4.8-6.1 core-seconds a run against 2.5-3.2), for no less
+	 * latency. Not on the poll thread either, where it waited for the round under way: at
+	 * 20 ms the rounds kept that thread busy, and a run of six spent longer waiting for
+	 * them than for its answers (docs/benchmarks.md, twenty-sixth session).
 	 */
-	private Mono<Void> onPollThread() {
+	private Mono<Void> onRunThread() {
 		return Mono.create((sink) -> {
 			this.runsToContinue.add(sink);
-			if (!this.poller.submit(this::continueRuns)) {
+			if (!this.runThread.submit(this::continueRuns)) {
 				continueRuns();
 			}
 		});
 	}
 
 	/**
-	 * Lets the runs waiting for the poll thread go on; also at stop, on the stopping
-	 * thread, for those whose task the stopped poll thread dropped, so that no run waits
+	 * Lets the runs waiting for the run thread go on; also at stop, on the stopping
+	 * thread, for those whose task the stopped run thread dropped, so that no run waits
 	 * for ever and its outcomes are written.
 	 */
 	private void continueRuns() {
