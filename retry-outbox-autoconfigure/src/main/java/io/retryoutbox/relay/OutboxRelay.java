@@ -941,8 +941,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * the event loop that got the answer before it: that cost the loops about twice their
 	 * CPU in the shared bench (4.8-6.1 core-seconds a run against 2.5-3.2), for no less
 	 * latency. Not on the poll thread either, where it waited for the round under way: at
-	 * 20 ms the rounds kept that thread busy, and a run of six spent longer waiting for
-	 * them than for its answers (docs/benchmarks.md, twenty-sixth session).
+	 * 20 ms the rounds kept that thread busy nearly all the time (docs/benchmarks.md,
+	 * twenty-sixth session), and a round that waited for the database held up every run.
 	 */
 	private Mono<Void> onRunThread() {
 		return Mono.create((sink) -> {
