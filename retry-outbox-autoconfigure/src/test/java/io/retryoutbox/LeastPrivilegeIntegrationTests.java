@@ -25,10 +25,13 @@ import mockwebserver3.MockResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
@@ -154,6 +157,32 @@ class LeastPrivilegeIntegrationTests {
 				.isThrownBy(() -> statement.execute("TRUNCATE outbox.retry_outbox_message"))
 				.satisfies((ex) -> assertThat(ex.getSQLState()).isEqualTo(INSUFFICIENT_PRIVILEGE));
 		}
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aRuntimeRoleThatMayNotCreateTemporaryTablesStartsWithoutTheWarmUpsRehearsalAndDelivers(CapturedOutput output)
+			throws SQLException {
+		grantAsTheReadmeSays();
+		String database = JdbcClient.create(new DriverManagerDataSource(this.adminUrl))
+			.sql("SELECT current_database()")
+			.query(String.class)
+			.single();
+		execute(this.adminUrl, "REVOKE TEMPORARY ON DATABASE \"" + database + "\" FROM PUBLIC");
+		OutboxContexts.runner(urlOf(this.runtime))
+			.withPropertyValues("retry-outbox.jdbc.initialize-schema=false", "retry-outbox.jdbc.schema=outbox",
+					"retry-outbox.destinations.payments.base-url=http://localhost:"
+							+ this.destination.server().getPort() + "/api",
+					"retry-outbox.relay.warm-up.enabled=true", "retry-outbox.relay.warm-up.requests=300")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(output).contains("Outbox relay warmed up with 200 requests")
+					.contains(
+							"The outbox relay's warm-up did not rehearse its rounds on temporary copies of the outbox tables: ")
+					.contains("permission denied to create temporary tables");
+				UUID delivered = send(context, "/after-the-warm-up", "a");
+				awaitStatus(context, delivered, "DELIVERED");
+			});
 	}
 
 	private void grantAsTheReadmeSays() throws SQLException {

@@ -1,9 +1,12 @@
 package io.retryoutbox;
 
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
 import io.retryoutbox.autoconfigure.RetryOutboxProperties;
 import io.retryoutbox.relay.OutboxRelay;
@@ -19,6 +22,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ApplicationContext;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -79,18 +83,52 @@ class RelayWarmUpIntegrationTests {
 	}
 
 	@Test
+	void rehearsesItsRoundsThroughARelayOfItsOwnOnTemporaryCopiesOfTheTablesAndLeavesNothingBehind(
+			CapturedOutput output) {
+		runner().withPropertyValues("retry-outbox.relay.start-delay=1h").run((context) -> {
+			// The rehearsal's keys are named so too; they are another table's.
+			send(context, "rehearsal-0", "/1");
+			send(context, "rehearsal-0", "/2");
+			List<String> before = messages(context);
+			Set<Thread> pollThreads = pollThreads();
+			context.getBean(OutboxRelay.class).start();
+			assertThat(output).contains(WARMED_UP)
+				.contains(" ms, 100 of them rehearsing its rounds on temporary copies of the outbox tables");
+			assertThat(messages(context)).isEqualTo(before);
+			JdbcClient jdbc = OutboxContexts.jdbc(context);
+			assertThat(jdbc.sql("SELECT count(*) FROM retry_outbox_attempt").query(Long.class).single()).isZero();
+			assertThat(jdbc.sql("SELECT count(*) FROM pg_class WHERE relname LIKE 'retry_outbox_rehearsal%'")
+				.query(Long.class)
+				.single()).isZero();
+			assertThat(jdbc.sql("""
+					SELECT count(*) FROM pg_stat_activity
+					WHERE datname = current_database() AND state LIKE 'idle in transaction%'""")
+				.query(Long.class)
+				.single()).as("transactions left open").isZero();
+			// The rehearsal's relay stopped: only the relay's own poll thread is new.
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+				Set<Thread> started = pollThreads();
+				started.removeAll(pollThreads);
+				assertThat(started).hasSize(1);
+			});
+			assertThat(this.destination.server().getRequestCount()).isZero();
+		});
+	}
+
+	@Test
 	void deliversWhatWasEnqueuedBeforeTheWarmUpInKeyOrder(CapturedOutput output) {
 		runner().run((context) -> {
 			send(context, "k", "/1");
 			send(context, null, "/2");
 			send(context, "k", "/3");
 			send(context, "k", "/4");
+			send(context, "rehearsal-0", "/5");
 			context.getBean(OutboxRelay.class).start();
-			OutboxContexts.awaitAllDelivered(OutboxContexts.jdbc(context), 4);
+			OutboxContexts.awaitAllDelivered(OutboxContexts.jdbc(context), 5);
 			assertThat(output).contains(WARMED_UP);
-			assertThat(this.destination.dispatcher().paths()).hasSize(4)
+			assertThat(this.destination.dispatcher().paths()).hasSize(5)
 				.containsSubsequence("/1", "/3", "/4")
-				.contains("/2");
+				.contains("/2", "/5");
 		});
 	}
 
@@ -154,6 +192,14 @@ class RelayWarmUpIntegrationTests {
 		return OutboxContexts.transactions(context)
 			.execute((status) -> context.getBean(Outbox.class)
 				.send(OutboxRequest.post("api", path).orderingKey(key).build()));
+	}
+
+	private static Set<Thread> pollThreads() {
+		return Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.filter((thread) -> thread.getName().startsWith("retry-outbox-relay-"))
+			.collect(Collectors.toCollection(HashSet::new));
 	}
 
 	private static List<String> messages(ApplicationContext context) {

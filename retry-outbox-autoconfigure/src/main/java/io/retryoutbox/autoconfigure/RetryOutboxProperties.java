@@ -455,14 +455,16 @@ public class RetryOutboxProperties {
 
 		/**
 		 * Whether the relay, the first time it starts, sends requests to a local server
-		 * of its own and writes their outcomes for messages that do not exist, so that
-		 * its first messages are not sent by cold code; nothing of it reaches a
-		 * destination or a message row.
+		 * of its own, half of them for keyed messages that a relay of its own claims and
+		 * finishes on temporary copies of the outbox tables in a transaction that is
+		 * rolled back, so that its first messages are not sent by cold code; nothing of
+		 * it reaches a destination or a message row.
 		 */
 		private boolean enabled = true;
 
 		/**
-		 * Number of requests the warm-up sends.
+		 * Number of requests the warm-up sends, half of them rehearsing the relay's
+		 * rounds.
 		 */
 		private int requests = 5000;
 

@@ -1,5 +1,6 @@
 package io.retryoutbox.jdbc;
 
+import java.nio.charset.StandardCharsets;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -10,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 import javax.sql.DataSource;
 
@@ -85,6 +87,20 @@ final class JdbcOutboxStore implements OutboxStore {
 			WHERE status = {IN_FLIGHT} AND lease_owner = ? AND id = ANY (?::uuid[])
 			""";
 
+	// Copies with the columns, defaults, constraints and indexes of the outbox's tables,
+	// gone when the rehearsal's transaction ends; see #rehearse.
+	private static final String COPY_TABLES = """
+			CREATE TEMPORARY TABLE retry_outbox_rehearsal_message (LIKE {message} INCLUDING ALL) ON COMMIT DROP;
+			CREATE TEMPORARY TABLE retry_outbox_rehearsal_attempt (LIKE {attempt} INCLUDING ALL) ON COMMIT DROP
+			""";
+
+	private static final OutboxTables REHEARSAL = new OutboxTables("pg_temp.retry_outbox_rehearsal_message",
+			"pg_temp.retry_outbox_rehearsal_attempt", "pg_temp.retry_outbox_rehearsal_pause");
+
+	private final DataSource dataSource;
+
+	private final OutboxTables tables;
+
 	private final JdbcClient jdbc;
 
 	private final TransactionTemplate transactions;
@@ -107,6 +123,8 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	JdbcOutboxStore(DataSource dataSource, OutboxTables tables, JsonMapper jsonMapper, OrderingKeys keys,
 			JdbcOutboxComponents.AttemptLog attemptLog, OutboxClock clock) {
+		this.dataSource = dataSource;
+		this.tables = tables;
 		this.jdbc = JdbcClient.create(dataSource);
 		this.transactions = RelayTransactions.create(dataSource);
 		this.jsonMapper = jsonMapper;
@@ -233,6 +251,36 @@ final class JdbcOutboxStore implements OutboxStore {
 		return this.jdbc.sql(this.release)
 			.params(owner, ids.stream().map(UUID::toString).toArray(String[]::new))
 			.update();
+	}
+
+	/**
+	 * Rehearses on temporary copies of the tables, so that the rehearsal locks no row and
+	 * no key of the real ones (the advisory locks hash the table's name with the key),
+	 * admits no message of the application's, and leaves nothing behind, not even a
+	 * table. Until it ends, copying holds the weakest table lock on the originals, which
+	 * only a statement that drops or rewrites them waits for.
+	 */
+	@Override
+	public boolean rehearse(String destination, int keys, int perKey, Consumer<OutboxStore> rounds) {
+		this.transactions.executeWithoutResult((status) -> {
+			status.setRollbackOnly();
+			this.jdbc.sql(Sql.render(COPY_TABLES, this.tables)).update();
+			OrderingKeys rehearsalKeys = new OrderingKeys(this.dataSource, REHEARSAL);
+			byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
+			for (int i = 0; i < perKey; i++) {
+				for (int k = 0; k < keys; k++) {
+					UUID id = TimeOrderedUuid.next();
+					rehearsalKeys.insert(new NewMessage(id, destination, "POST", "/rehearsal", "{}", body,
+							"application/json", "rehearsal-" + k, id.toString()));
+				}
+			}
+			// Arrivals are noted once their transaction commits, which this one never
+			// does.
+			rehearsalKeys.findHeadlessKeys();
+			rounds.accept(new JdbcOutboxStore(this.dataSource, REHEARSAL, this.jsonMapper, rehearsalKeys,
+					this.attemptLog, this.clock));
+		});
+		return true;
 	}
 
 	/**

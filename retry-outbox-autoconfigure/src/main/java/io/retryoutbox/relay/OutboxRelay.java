@@ -146,7 +146,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	private WarmUp warmUp = WarmUp.NONE;
 
 	// The default policy only: a warm-up outcome reaches no code of the application.
-	private final DecisionRecorder warmUpRecorder;
+	private final RetryPolicy fallback;
 
 	private final String idempotencyKeyHeader;
 
@@ -179,7 +179,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		Map<String, OnDead> onDead = new HashMap<>();
 		destinations.forEach((name, destination) -> onDead.put(name, destination.onDead()));
 		this.recorder = new DecisionRecorder(policy, fallback, onDead);
-		this.warmUpRecorder = new DecisionRecorder(fallback, fallback, Map.of());
+		this.fallback = fallback;
 		this.idempotencyKeyHeader = idempotencyKeyHeader;
 		this.settings = settings;
 		this.slots = new Semaphore(settings.concurrency());
@@ -413,11 +413,13 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 		long started = System.nanoTime();
 		try {
-			int answered = new RelayWarmUp(this.warmUp, this.idempotencyKeyHeader, this.settings, this.warmUpRecorder,
-					this.store, this.owner)
+			RelayWarmUp.Result result = new RelayWarmUp(this.warmUp, this.idempotencyKeyHeader, this.settings,
+					this.fallback, this.store, this.owner)
 				.run(!this.flows.containsKey(RelayWarmUp.DESTINATION));
-			logger.info("Outbox relay warmed up with " + answered + " requests to a local server of its own in "
-					+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms");
+			logger
+				.info("Outbox relay warmed up with " + result.answered() + " requests to a local server of its own in "
+						+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms, " + result.rehearsed()
+						+ " of them rehearsing its rounds on temporary copies of the outbox tables");
 		}
 		catch (RuntimeException ex) {
 			logger.info("Outbox relay warm-up ended early; the relay starts all the same", ex);

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 import io.retryoutbox.message.Claim;
 import io.retryoutbox.message.Outcome;
@@ -102,6 +103,22 @@ public interface OutboxStore {
 	 * @return the number of messages released
 	 */
 	int release(String owner, List<UUID> ids);
+
+	/**
+	 * Rehearses the relay's database path, for its warm-up, where nothing of it can be
+	 * seen or kept: in one transaction that is always rolled back, enqueues {@code keys}
+	 * ordering keys of {@code perKey} messages each for {@code destination} into copies
+	 * of the outbox tables that only this transaction sees, and hands {@code rounds} a
+	 * store of the same statements on those copies, joined to the transaction.
+	 * @param destination the destination of the rehearsed messages
+	 * @param keys the number of ordering keys
+	 * @param perKey the number of messages of each key
+	 * @param rounds what to do with the rehearsal's store
+	 * @return whether the store rehearsed; one that cannot does nothing
+	 */
+	default boolean rehearse(String destination, int keys, int perKey, Consumer<OutboxStore> rounds) {
+		return false;
+	}
 
 	/**
 	 * What one {@link #round round} did.

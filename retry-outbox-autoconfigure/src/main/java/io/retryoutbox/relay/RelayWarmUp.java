@@ -7,16 +7,21 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.retryoutbox.DeliveryOutcome;
+import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.message.Claim;
 import io.retryoutbox.message.ClaimedMessage;
 import io.retryoutbox.message.Outcome;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
 
@@ -24,12 +29,17 @@ import org.springframework.web.reactive.function.client.WebClient;
  * The relay's own path, run before it takes messages: requests through its HTTP connector
  * to a server of its own on the loopback interface, their outcomes decided by the default
  * policy and written in rounds as the relay writes them, for messages that do not exist,
- * so that nothing of it reaches a destination or a message row. A relay started cold sent
+ * so that nothing of it reaches a destination or a message row; then half of them as
+ * keyed messages that a relay of its own claims, sends and finishes, on temporary copies
+ * of the outbox tables in a transaction that is rolled back. A relay started cold sent
  * its first seconds of messages through classes still loading and code still interpreted,
  * while the JIT compilers took much of the machine; in the shared bench a backlog of
- * seconds built behind the first messages (docs/benchmarks.md, twenty-fourth session).
+ * seconds built behind the first messages (docs/benchmarks.md, twenty-fourth and
+ * twenty-seventh sessions).
  */
 final class RelayWarmUp {
+
+	private static final Log logger = LogFactory.getLog(RelayWarmUp.class);
 
 	static final String DESTINATION = "retry-outbox-warm-up";
 
@@ -53,27 +63,33 @@ final class RelayWarmUp {
 
 	private final String owner;
 
+	private final RetryPolicy fallback;
+
 	RelayWarmUp(OutboxRelay.WarmUp warmUp, String idempotencyKeyHeader, OutboxRelay.Settings settings,
-			DecisionRecorder recorder, OutboxStore store, String owner) {
+			RetryPolicy fallback, OutboxStore store, String owner) {
 		this.warmUp = warmUp;
 		this.idempotencyKeyHeader = idempotencyKeyHeader;
 		this.settings = settings;
-		this.recorder = recorder;
+		this.recorder = new DecisionRecorder(fallback, fallback, Map.of());
 		this.store = store;
 		this.owner = owner;
+		this.fallback = fallback;
 	}
 
 	/**
-	 * Sends the warm-up's requests, at most until its timeout, and writes their outcomes.
+	 * Sends the warm-up's requests, at most until its timeout, and writes their outcomes;
+	 * then rehearses the relay's whole path, if the store can.
 	 * @param mayClaim whether its rounds may claim for {@link #DESTINATION}, which is
 	 * safe while the relay has no destination of that name: such a claim finds nothing
-	 * @return the number of requests answered
+	 * @return what it did
 	 */
-	int run(boolean mayClaim) {
+	Result run(boolean mayClaim) {
 		WebClient webClient = this.warmUp.webClient();
 		if (webClient == null || this.warmUp.requests() == 0) {
-			return 0;
+			return new Result(0, 0);
 		}
+		long deadline = System.nanoTime() + this.warmUp.timeout().toNanos();
+		int perKey = Math.max(1, this.warmUp.requests() / 2 / KEYS);
 		DisposableServer server = HttpServer.create()
 			.host("127.0.0.1")
 			.port(0)
@@ -84,13 +100,13 @@ final class RelayWarmUp {
 					this.warmUp.timeout(), Map.of(), OnDead.SKIP, RelayDestination.Flow.DEFAULTS);
 			HttpDispatcher dispatcher = new HttpDispatcher(webClient, Map.of(DESTINATION, destination),
 					this.idempotencyKeyHeader, this.settings.errorBodyLimit());
-			List<Outcome> outcomes = Flux.range(0, this.warmUp.requests())
+			List<Outcome> outcomes = Flux.range(0, Math.max(0, this.warmUp.requests() - KEYS * perKey))
 				.flatMap((i) -> attempt(dispatcher, i), Math.min(IN_FLIGHT, this.settings.concurrency()))
 				.take(this.warmUp.timeout())
 				.collectList()
 				.block();
 			if (outcomes == null) {
-				return 0;
+				return new Result(0, 0);
 			}
 			Map<String, Integer> limits = mayClaim ? Map.of(DESTINATION, this.settings.batchSize()) : Map.of();
 			for (int from = 0; from < outcomes.size(); from += this.settings.batchSize()) {
@@ -106,11 +122,65 @@ final class RelayWarmUp {
 					this.store.release(this.owner, claimed.stream().map(Claim::id).toList());
 				}
 			}
-			return outcomes.size();
+			int rehearsed = rehearse(webClient, destination, perKey, deadline);
+			return new Result(outcomes.size() + rehearsed, rehearsed);
 		}
 		finally {
 			server.disposeNow();
 		}
+	}
+
+	/**
+	 * Rehearses with a relay of its own, on the same code as the relay's: the rounds of
+	 * keyed messages (admission, claims with runs, outcomes, releases and promotions) on
+	 * copies of the outbox tables that only the store's rolled-back transaction sees,
+	 * each message sent, a run's one after another, to the local server. The direct
+	 * requests above warm the connector and the dispatcher, but not the relay's own
+	 * rounds and sending, which in the shared bench took the first real messages tens of
+	 * milliseconds each (docs/benchmarks.md, twenty-seventh session).
+	 * @return the number of messages the rehearsal delivered
+	 */
+	private int rehearse(WebClient webClient, RelayDestination destination, int perKey, long deadline) {
+		AtomicInteger delivered = new AtomicInteger();
+		try {
+			rehearseOnCopies(webClient, destination, perKey, deadline, delivered);
+		}
+		catch (RuntimeException ex) {
+			// E.g. a role that may not create temporary tables: the warm-up above holds.
+			logger.info("The outbox relay's warm-up did not rehearse its rounds on temporary copies of the outbox "
+					+ "tables: " + NestedExceptionUtils.getMostSpecificCause(ex).getMessage());
+			logger.debug("The outbox relay's rehearsal failed", ex);
+		}
+		return delivered.get();
+	}
+
+	private void rehearseOnCopies(WebClient webClient, RelayDestination destination, int perKey, long deadline,
+			AtomicInteger delivered) {
+		this.store.rehearse(DESTINATION, KEYS, perKey, (rehearsal) -> {
+			ServedStore served = new ServedStore(rehearsal);
+			OutboxRelay relay = new OutboxRelay(served, new DestinationPauses(new NoPauses(), Duration.ofMinutes(1)),
+					this.fallback, this.fallback, webClient, Map.of(DESTINATION, destination),
+					this.idempotencyKeyHeader,
+					new OutboxRelay.Settings(this.settings.pollInterval(), this.settings.batchSize(),
+							this.settings.concurrency(), this.settings.leaseTimeout(), this.settings.shutdownTimeout(),
+							Duration.ZERO, this.settings.errorBodyLimit(), this.settings.runSize()),
+					AttemptObserver.NONE);
+			relay.start();
+			try {
+				served.serve(() -> served.written() >= KEYS * perKey, deadline);
+			}
+			finally {
+				// Stopped on a thread of its own: stopping writes the last outcomes,
+				// through the store this thread serves.
+				Thread stopping = new Thread(relay::stop, "retry-outbox-rehearsal-stop");
+				stopping.setDaemon(true);
+				stopping.start();
+				served.serve(() -> !stopping.isAlive(),
+						System.nanoTime() + this.settings.shutdownTimeout().plusSeconds(1).toNanos());
+				served.close();
+				delivered.set(served.written());
+			}
+		});
 	}
 
 	private Mono<Outcome> attempt(HttpDispatcher dispatcher, int index) {
@@ -129,6 +199,47 @@ final class RelayWarmUp {
 						+ ((outcome instanceof DeliveryOutcome.Failure failure) ? failure.cause() : outcome)));
 			}
 		});
+	}
+
+	/**
+	 * What a warm-up did.
+	 *
+	 * @param answered the requests answered, the rehearsal's included
+	 * @param rehearsed the messages the rehearsal delivered
+	 */
+	record Result(int answered, int rehearsed) {
+
+	}
+
+	/**
+	 * No destination of the rehearsal pauses: its local server answers every request.
+	 */
+	private static final class NoPauses implements PauseStore {
+
+		@Override
+		public void pause(String destination, Duration pause, PauseReason reason, String detail, String pausedBy) {
+		}
+
+		@Override
+		public boolean endIfOver(String destination) {
+			return false;
+		}
+
+		@Override
+		public boolean end(String destination) {
+			return false;
+		}
+
+		@Override
+		public int prune(String destination, Instant endedBefore) {
+			return 0;
+		}
+
+		@Override
+		public Snapshot read(Instant endedAfter) {
+			return new Snapshot(Instant.now(), List.of());
+		}
+
 	}
 
 }
