@@ -261,7 +261,7 @@ final class JdbcOutboxStore implements OutboxStore {
 	 * only a statement that drops or rewrites them waits for.
 	 */
 	@Override
-	public boolean rehearse(String destination, int keys, int perKey, Consumer<OutboxStore> rounds) {
+	public void rehearse(String destination, int keys, int perKey, Consumer<OutboxStore> rounds) {
 		this.transactions.executeWithoutResult((status) -> {
 			status.setRollbackOnly();
 			this.jdbc.sql(Sql.render(COPY_TABLES, this.tables)).update();
@@ -280,7 +280,6 @@ final class JdbcOutboxStore implements OutboxStore {
 			rounds.accept(new JdbcOutboxStore(this.dataSource, REHEARSAL, this.jsonMapper, rehearsalKeys,
 					this.attemptLog, this.clock));
 		});
-		return true;
 	}
 
 	/**

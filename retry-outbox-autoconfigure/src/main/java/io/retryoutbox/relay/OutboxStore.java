@@ -113,11 +113,10 @@ public interface OutboxStore {
 	 * @param destination the destination of the rehearsed messages
 	 * @param keys the number of ordering keys
 	 * @param perKey the number of messages of each key
-	 * @param rounds what to do with the rehearsal's store
-	 * @return whether the store rehearsed; one that cannot does nothing
+	 * @param rounds what to do with the rehearsal's store; a store that cannot rehearse
+	 * does nothing
 	 */
-	default boolean rehearse(String destination, int keys, int perKey, Consumer<OutboxStore> rounds) {
-		return false;
+	default void rehearse(String destination, int keys, int perKey, Consumer<OutboxStore> rounds) {
 	}
 
 	/**
