@@ -176,18 +176,17 @@ final class JdbcOutboxStore implements OutboxStore {
 			return new Round(0, 0, List.of());
 		}
 		Round round = this.transactions.execute((status) -> {
-			// The keys first: a head whose key is locked here gives it up in
-			// its outcome's write, and its successor is promoted below, one
-			// row version fewer than a mark and a release.
-			List<String> locked = releaseKeys ? this.keys.lockKeys(releasing(outcomes)) : List.of();
-			int written = complete(owner, outcomes, unsent, locked);
+			// The keys first, in the outcomes' statement: a head whose key is locked
+			// there gives it up in its outcome's write, and its successor is promoted
+			// below, one row version fewer than a mark and a release.
+			OrderingKeys.Finished finished = complete(owner, outcomes, unsent, releaseKeys);
 			// The heads that waited go first; the promotion then leases new ones
 			// within what is left of each destination's count.
 			List<Claim> heads = new ArrayList<>(
 					(!limits.isEmpty() && !claimOnlyIfPromoted) ? claimHeads(owner, limits, lease) : List.of());
-			heads.addAll(this.keys.release(locked,
+			heads.addAll(this.keys.promote(finished.lockedKeys(),
 					new OrderingKeys.Lease(left(limits, heads), owner, lease, now(), this::claimed)));
-			return new Round(written, locked.size(), withRuns(heads, runSize));
+			return new Round(finished.written(), finished.lockedKeys().size(), withRuns(heads, runSize));
 		});
 		Assert.state(round != null, "A round returns its result");
 		return round;
@@ -204,9 +203,10 @@ final class JdbcOutboxStore implements OutboxStore {
 	public int complete(String owner, List<Outcome> outcomes, List<UUID> unsent) {
 		// In the relay's transaction even alone: its statements share their plans with
 		// the rounds', and a plan made outside it, with scans on, would be kept.
-		Integer written = this.transactions.execute((status) -> complete(owner, outcomes, unsent, List.of()));
-		Assert.state(written != null, "A completion returns its count");
-		return written;
+		OrderingKeys.Finished finished = this.transactions
+			.execute((status) -> complete(owner, outcomes, unsent, false));
+		Assert.state(finished != null, "A completion returns its count");
+		return finished.written();
 	}
 
 	/**
@@ -214,22 +214,21 @@ final class JdbcOutboxStore implements OutboxStore {
 	 * transaction if there is one: together, so that no finished head lets its key go
 	 * while messages of its run are still out. Only a leased message, the head of a run
 	 * cancelled before its answer, is written back: the rest of a run was read, not
-	 * written, when its head was claimed (see {@link OrderingKeys#CLAIM_RUNS}).
+	 * written, when its head was claimed (see {@link OrderingKeys#CLAIM_RUNS}). If
+	 * {@code admit}, the same statement as the outcomes' locks and releases the keys to
+	 * admit to, for the promotion.
 	 */
-	private int complete(String owner, List<Outcome> outcomes, List<UUID> unsent, List<String> lockedKeys) {
+	private OrderingKeys.Finished complete(String owner, List<Outcome> outcomes, List<UUID> unsent, boolean admit) {
 		if (!unsent.isEmpty()) {
 			release(owner, unsent);
 		}
-		return outcomes.isEmpty() ? 0 : this.keys.finish(owner, outcomes, this.attemptLog, lockedKeys);
-	}
-
-	private static List<UUID> releasing(List<Outcome> outcomes) {
-		return outcomes.stream().filter(Outcome::releasesKey).map(Outcome::id).toList();
+		return (outcomes.isEmpty() && !admit) ? OrderingKeys.Finished.NOTHING
+				: this.keys.finish(owner, outcomes, this.attemptLog, admit);
 	}
 
 	@Override
 	public int releaseKeys() {
-		return this.keys.releaseKeys();
+		return this.keys.releaseKeys(this.attemptLog);
 	}
 
 	@Override

@@ -168,10 +168,22 @@ final class OrderingKeys {
 			""";
 
 	/**
-	 * The new state of each row and, in the same statement, its attempt log row (unless
-	 * the log is off, the last parameter). A finished head that gives its key up drops
-	 * its hold at once if the round locked its key (the first parameter), and the
-	 * promotion follows in the same transaction; else it is marked releasing, for the
+	 * The keys to admit to, locked, and released; then the new state of each row and, in
+	 * the same statement, its attempt log row (unless the log is off, the last
+	 * parameter). The keys are those of a released head, of a head whose outcome this
+	 * writes (their ids, the first parameter) or of an arrival that may have found no
+	 * head (the third: committed since, or found by a scan), each locked unless another
+	 * relay holds it: a try-lock never waits, so relays cannot deadlock with each other
+	 * or an operator's discard, and a key skipped now is taken at a later pass. The LIMIT
+	 * applies before the locks are tried, so no lock is taken for a key left out. The
+	 * second parameter says whether to admit at all. One statement, not a lock, a write
+	 * and a release: each was a round trip of the poll thread's, which runs the rounds
+	 * one after another. Its snapshot is taken before the locks, so a head marked
+	 * releasing by a transaction that commits meanwhile still holds its key in the
+	 * promotion that follows, which then skips that key, and a later pass releases it. A
+	 * released row is never one this writes: a releasing message is finished. A finished
+	 * head that gives its key up drops its hold at once if its key is locked here, and
+	 * the promotion follows in the same transaction; else it is marked releasing, for the
 	 * release of a later pass. A message of a run that keeps its key (retried, or dead
 	 * and blocking) becomes its key's head; the rest of its run was never written, and
 	 * stays waiting. A row is written only if this relay still holds it: leased to it,
@@ -187,8 +199,21 @@ final class OrderingKeys {
 	 * row with every outcome: 40% of the update's time for 40 outcomes.
 	 */
 	static final String FINISH = """
-			WITH locked AS (
-				SELECT ?::text[] AS keys
+			WITH locked AS MATERIALIZED (
+				SELECT COALESCE(array_agg(k.ordering_key), '{}') AS keys FROM (
+					SELECT ordering_key FROM (
+						SELECT ordering_key FROM {message} WHERE id = ANY (?::uuid[]) AND holds_key
+						UNION
+						SELECT ordering_key FROM {message} WHERE releasing AND ?
+						UNION
+						SELECT unnest(?::text[])) u
+					ORDER BY ordering_key
+					LIMIT 1000) k
+				WHERE pg_try_advisory_xact_lock(hashtext(?), hashtext(k.ordering_key))
+			), released AS (
+				UPDATE {message} r SET releasing = false, holds_key = false
+				FROM locked
+				WHERE r.releasing AND r.ordering_key = ANY (locked.keys)
 			), v AS (
 				SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
 						?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
@@ -224,26 +249,7 @@ final class OrderingKeys {
 				FROM updated u
 				WHERE ?
 			)
-			SELECT count(*) FROM updated
-			""";
-
-	// The keys with a released head, a head whose outcome the round is about to write
-	// (their ids, the first parameter) or an arrival that may have found no head (the
-	// second: committed since, or found by a scan), each locked unless another relay
-	// holds it: a try-lock never waits, so relays cannot deadlock with each other or an
-	// operator's discard, and a key skipped now is taken at a later pass. The LIMIT
-	// applies before the locks are tried, so no lock is taken for a key left out.
-	static final String LOCK_KEYS_TO_ADMIT = """
-			SELECT k.ordering_key FROM (
-				SELECT ordering_key FROM (
-					SELECT ordering_key FROM {message} WHERE id = ANY (?::uuid[]) AND holds_key
-					UNION
-					SELECT ordering_key FROM {message} WHERE releasing
-					UNION
-					SELECT unnest(?::text[])) u
-				ORDER BY ordering_key
-				LIMIT 1000) k
-			WHERE pg_try_advisory_xact_lock(hashtext(?), hashtext(k.ordering_key))
+			SELECT (SELECT count(*) FROM updated) AS written, locked.keys FROM locked
 			""";
 
 	// The distinct keys of arrivals from the first parameter on, at most the second's
@@ -412,8 +418,6 @@ final class OrderingKeys {
 
 	private final String claimRuns;
 
-	private final String lockKeysToAdmit;
-
 	private final String lockKeys;
 
 	private final String release;
@@ -451,7 +455,6 @@ final class OrderingKeys {
 		this.finish = Sql.render(FINISH, tables);
 		this.lockKey = Sql.render(LOCK_KEY, tables);
 		this.claimRuns = Sql.render(CLAIM_RUNS, tables);
-		this.lockKeysToAdmit = Sql.render(LOCK_KEYS_TO_ADMIT, tables);
 		this.lockKeys = Sql.render(LOCK_KEYS, tables);
 		this.release = Sql.render(RELEASE, tables);
 		this.promote = Sql.render(PROMOTE, tables);
@@ -538,11 +541,15 @@ final class OrderingKeys {
 	}
 
 	/**
-	 * Writes the outcomes of a batch, and their attempt log rows, in one statement.
-	 * @return the number of rows written; fewer when another relay took a lease over
+	 * Writes the outcomes of a batch, and their attempt log rows, in one statement; if
+	 * {@code admit}, the same statement first locks and releases the keys that
+	 * {@link #promote} may then admit to, in the caller's transaction: those of messages
+	 * marked releasing, of arrivals, and of the finished heads that give their key up.
+	 * Keys another relay holds are left out.
+	 * @return the number of rows written, fewer when another relay took a lease over, and
+	 * the keys locked
 	 */
-	int finish(String owner, List<Outcome> outcomes, JdbcOutboxComponents.AttemptLog attemptLog,
-			List<String> lockedKeys) {
+	Finished finish(String owner, List<Outcome> outcomes, JdbcOutboxComponents.AttemptLog attemptLog, boolean admit) {
 		int size = outcomes.size();
 		String[][] columns = new String[14][size];
 		for (int i = 0; i < size; i++) {
@@ -552,13 +559,43 @@ final class OrderingKeys {
 				columns[column][i] = row[column];
 			}
 		}
+		String[] releasing = admit ? outcomes.stream()
+			.filter(Outcome::releasesKey)
+			.map((outcome) -> outcome.id().toString())
+			.toArray(String[]::new) : new String[0];
+		List<String> candidates = admit ? takeArrived() : List.of();
 		List<Object> params = new ArrayList<>();
-		params.add(lockedKeys.toArray(String[]::new));
+		params.add(releasing);
+		params.add(admit);
+		params.add(candidates.toArray(String[]::new));
+		params.add(this.tables.message());
 		params.addAll(List.of((Object[]) columns));
 		params.add(owner);
 		params.add(owner);
 		params.add(attemptLog.enabled());
-		return this.jdbc.sql(this.finish).params(params).query(Integer.class).single();
+		Finished finished = this.jdbc.sql(this.finish)
+			.params(params)
+			.query((rs, row) -> new Finished(rs.getInt("written"), List.of((String[]) rs.getArray("keys").getArray())))
+			.single();
+		if (!candidates.isEmpty()) {
+			Set<String> taken = new HashSet<>(candidates);
+			taken.retainAll(finished.lockedKeys());
+			candidates.stream().filter((key) -> !taken.contains(key)).forEach(this.arrived::add);
+			giveBackUnlessCommitted(taken);
+		}
+		return finished;
+	}
+
+	/**
+	 * What {@link #finish} wrote and locked.
+	 *
+	 * @param written the number of rows written
+	 * @param lockedKeys the keys locked and released, for {@link #promote}
+	 */
+	record Finished(int written, List<String> lockedKeys) {
+
+		static final Finished NOTHING = new Finished(0, List.of());
+
 	}
 
 	/**
@@ -631,38 +668,14 @@ final class OrderingKeys {
 	 * those are left for a later call.
 	 * @return the number of keys released or admitted to
 	 */
-	int releaseKeys() {
+	int releaseKeys(JdbcOutboxComponents.AttemptLog attemptLog) {
 		findHeadlessKeys();
 		Integer released = this.transactions.execute((status) -> {
-			List<String> locked = lockKeys(List.of());
-			release(locked, Lease.NONE);
+			List<String> locked = finish("", List.of(), attemptLog, true).lockedKeys();
+			promote(locked, Lease.NONE);
 			return locked.size();
 		});
 		return (released != null) ? released : 0;
-	}
-
-	/**
-	 * Locks, until the caller's transaction ends, the keys that {@link #release} may
-	 * release or admit to: those of messages marked releasing, of arrivals, and of the
-	 * given messages that hold their key, whose outcome the caller writes next. Keys
-	 * another relay holds are left out.
-	 * @param finishing the messages whose outcomes are written in this transaction
-	 * @return the keys locked
-	 */
-	List<String> lockKeys(List<UUID> finishing) {
-		String[] ids = finishing.stream().map(UUID::toString).toArray(String[]::new);
-		List<String> candidates = takeArrived();
-		List<String> locked = this.jdbc.sql(this.lockKeysToAdmit)
-			.params(ids, candidates.toArray(String[]::new), this.tables.message())
-			.query(String.class)
-			.list();
-		if (!candidates.isEmpty()) {
-			Set<String> taken = new HashSet<>(candidates);
-			taken.retainAll(locked);
-			candidates.stream().filter((key) -> !taken.contains(key)).forEach(this.arrived::add);
-			giveBackUnlessCommitted(taken);
-		}
-		return locked;
 	}
 
 	private void note(Collection<String> keys) {
@@ -712,24 +725,23 @@ final class OrderingKeys {
 	}
 
 	/**
-	 * Releases and admits, for keys {@link #lockKeys} locked in the current transaction:
-	 * the releasing messages drop their hold, then each key that no head holds gets its
-	 * oldest waiting or arrived message as head, and the other arrivals wait. The new
-	 * heads that are due are leased, up to each destination's count.
+	 * Admits, for keys {@link #finish} locked and released in the current transaction:
+	 * each key that no head holds gets its oldest waiting or arrived message as head, and
+	 * the other arrivals wait. The new heads that are due are leased, up to each
+	 * destination's count.
 	 * @param keys the keys locked
 	 * @param lease how many new heads of each destination may be leased, and to whom
 	 * @return the new heads leased
 	 */
-	List<Claim> release(List<String> keys, Lease lease) {
+	List<Claim> promote(List<String> keys, Lease lease) {
 		if (keys.isEmpty()) {
 			return List.of();
 		}
-		String[] array = keys.toArray(String[]::new);
-		this.jdbc.sql(this.release).param(array).update();
 		String[] destinations = lease.limits().keySet().toArray(String[]::new);
 		Integer[] counts = lease.limits().values().toArray(Integer[]::new);
 		return this.jdbc.sql(this.promote)
-			.params(array, lease.now(), destinations, counts, lease.owner(), lease.duration().toMillis())
+			.params(keys.toArray(String[]::new), lease.now(), destinations, counts, lease.owner(),
+					lease.duration().toMillis())
 			.query(lease.mapper())
 			.list();
 	}
@@ -784,7 +796,8 @@ final class OrderingKeys {
 					.params(this.tables.message(), keys.toArray(String[]::new))
 					.query(Long.class)
 					.single();
-				release(List.copyOf(keys), Lease.NONE);
+				this.jdbc.sql(this.release).param(keys.toArray(String[]::new)).update();
+				promote(List.copyOf(keys), Lease.NONE);
 			}
 			if (!ids.isEmpty()) {
 				String[] deleted = ids.stream().map(UUID::toString).toArray(String[]::new);

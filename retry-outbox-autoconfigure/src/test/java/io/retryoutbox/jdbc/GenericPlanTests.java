@@ -36,7 +36,6 @@ class GenericPlanTests {
 		Map<String, String> statements = new LinkedHashMap<>();
 		statements.put("claim", JdbcOutboxStore.CLAIM);
 		statements.put("claim_runs", OrderingKeys.CLAIM_RUNS);
-		statements.put("lock_keys", OrderingKeys.LOCK_KEYS_TO_ADMIT);
 		statements.put("finish", OrderingKeys.FINISH);
 		statements.put("release_keys", OrderingKeys.RELEASE);
 		statements.put("promote", OrderingKeys.PROMOTE);
@@ -106,7 +105,6 @@ class GenericPlanTests {
 		return switch (name) {
 			case "claim" -> "'" + OWNER + "', 60000, '{api}', '{10}', now()";
 			case "claim_runs" -> keys + ", '{api,api}', 7, 7, 7";
-			case "lock_keys" -> "'{}', " + keys + ", 'retry_outbox_message'";
 			case "arrived_keys" -> "'', 10000";
 			case "release_keys" -> keys;
 			case "promote" -> keys + ", now(), '{api}', '{10}', '" + OWNER + "', 60000";
@@ -119,7 +117,7 @@ class GenericPlanTests {
 		String ids = "'{" + String.join(",", leased) + "}'";
 		String[] row = { ids, "DELIVERED", "DELIVERED", null, "200", null, null, null, "true", "2026-12-03T10:00:00Z",
 				"5", null, null, null };
-		StringBuilder parameters = new StringBuilder("'{key-1}'");
+		StringBuilder parameters = new StringBuilder(ids + ", true, '{key-1,key-2}', 'retry_outbox_message'");
 		for (int column = 0; column < row.length; column++) {
 			parameters.append(", ").append((column == 0) ? ids : array(row[column], leased.size()));
 		}
