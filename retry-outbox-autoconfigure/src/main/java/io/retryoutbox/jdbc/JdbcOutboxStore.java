@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -182,21 +181,15 @@ final class JdbcOutboxStore implements OutboxStore {
 			OrderingKeys.Finished finished = complete(owner, outcomes, unsent, releaseKeys);
 			// The heads that waited go first; the promotion then leases new ones
 			// within what is left of each destination's count.
-			List<Claim> heads = new ArrayList<>(
-					(!limits.isEmpty() && !claimOnlyIfPromoted) ? claimHeads(owner, limits, lease) : List.of());
-			heads.addAll(this.keys.promote(finished.lockedKeys(),
-					new OrderingKeys.Lease(left(limits, heads), owner, lease, now(), this::claimed)));
+			boolean claim = !limits.isEmpty() && !claimOnlyIfPromoted;
+			List<Claim> heads = (claim || !finished.lockedKeys().isEmpty())
+					? this.keys.claimAndPromote(finished.lockedKeys(),
+							new OrderingKeys.Lease(limits, owner, lease, now(), this::claimed), claim)
+					: List.of();
 			return new Round(finished.written(), finished.lockedKeys().size(), withRuns(heads, runSize));
 		});
 		Assert.state(round != null, "A round returns its result");
 		return round;
-	}
-
-	private static Map<String, Integer> left(Map<String, Integer> limits, List<Claim> claimed) {
-		Map<String, Integer> left = new LinkedHashMap<>(limits);
-		claimed.forEach((claim) -> left.computeIfPresent(claim.destination(), (destination, n) -> n - 1));
-		left.values().removeIf((n) -> n <= 0);
-		return left;
 	}
 
 	@Override

@@ -293,9 +293,16 @@ final class OrderingKeys {
 	// primary key. A new head that is due and whose destination the round may still send
 	// to (the outbox clock, then the destinations and counts, as the claim's) is leased
 	// in the same update, oldest first: as a head, then a claim, it cost two non-HOT row
-	// versions in one transaction, a fifth of a keyed message's writes.
+	// versions in one transaction, a fifth of a keyed message's writes. The due heads
+	// that waited are claimed first, in the same statement (a claim, see
+	// JdbcOutboxStore.CLAIM, its destinations none when it claims nothing), and the new
+	// heads leased within what it left of each destination's count: one round trip of
+	// the poll thread's, not two. The claim's heads were heads before the statement
+	// began, the promotion's were not, so no row is written twice.
 	static final String PROMOTE = """
-			WITH next AS (
+			WITH claimed AS (
+				%s
+			), next AS (
 				SELECT (SELECT c.id FROM (
 						(SELECT a.id, a.seq FROM {message} a
 							WHERE a.ordering_key = k.k AND a.new_arrival ORDER BY a.seq LIMIT 1)
@@ -311,14 +318,14 @@ final class OrderingKeys {
 			), leased AS MATERIALIZED (
 				SELECT ARRAY(
 					SELECT r.id FROM (
-						SELECT x.id, d.n, row_number() OVER (PARTITION BY x.destination ORDER BY x.next_attempt_at, x.seq)
+						SELECT x.id, x.destination, d.n, row_number() OVER (PARTITION BY x.destination ORDER BY x.next_attempt_at, x.seq)
 							AS rank
 						FROM unnest(heads.ids) AS h(id)
 						CROSS JOIN LATERAL (
 							SELECT y.id, y.destination, y.next_attempt_at, y.seq FROM {message} y
 							WHERE y.id = h.id AND y.next_attempt_at <= greatest(?::timestamptz, now())) x
 						JOIN unnest(?::text[], ?::int[]) AS d(destination, n) ON d.destination = x.destination) r
-					WHERE r.rank <= r.n) AS ids
+					WHERE r.rank <= r.n - (SELECT count(*) FROM claimed c WHERE c.destination = r.destination)) AS ids
 				FROM heads
 			), admitted AS (
 				UPDATE {message} m SET is_head = true, new_arrival = false,
@@ -334,7 +341,14 @@ final class OrderingKeys {
 					m.headers::text AS headers, m.body, m.content_type, m.ordering_key, m.idempotency_key, m.attempts,
 					m.created_at, m.trace_parent, m.trace_state
 			)
-			SELECT * FROM admitted WHERE leased
+			SELECT id, destination, method, path, headers, body, content_type, ordering_key, idempotency_key, attempts,
+				created_at, trace_parent, trace_state
+			FROM claimed
+			UNION ALL
+			SELECT id, destination, method, path, headers, body, content_type, ordering_key, idempotency_key, attempts,
+				created_at, trace_parent, trace_state
+			FROM admitted
+			WHERE leased
 			""";
 
 	/**
@@ -457,7 +471,7 @@ final class OrderingKeys {
 		this.claimRuns = Sql.render(CLAIM_RUNS, tables);
 		this.lockKeys = Sql.render(LOCK_KEYS, tables);
 		this.release = Sql.render(RELEASE, tables);
-		this.promote = Sql.render(PROMOTE, tables);
+		this.promote = Sql.render(PROMOTE.formatted(JdbcOutboxStore.CLAIM), tables);
 		this.delete = Sql.render(DELETE, tables);
 		this.arrivedKeys = Sql.render(ARRIVED_KEYS, tables);
 	}
@@ -734,14 +748,25 @@ final class OrderingKeys {
 	 * @return the new heads leased
 	 */
 	List<Claim> promote(List<String> keys, Lease lease) {
-		if (keys.isEmpty()) {
-			return List.of();
-		}
+		return keys.isEmpty() ? List.of() : claimAndPromote(keys, lease, false);
+	}
+
+	/**
+	 * Claims the due heads, oldest first, up to each destination's count, then admits as
+	 * {@link #promote} does, leasing new heads within what the claim left of each count.
+	 * @param keys the keys locked
+	 * @param lease how many heads of each destination may be leased, and to whom
+	 * @param claimDueHeads whether to claim the heads that were due before
+	 * @return the heads claimed, then the new heads leased
+	 */
+	List<Claim> claimAndPromote(List<String> keys, Lease lease, boolean claimDueHeads) {
 		String[] destinations = lease.limits().keySet().toArray(String[]::new);
 		Integer[] counts = lease.limits().values().toArray(Integer[]::new);
+		long millis = lease.duration().toMillis();
 		return this.jdbc.sql(this.promote)
-			.params(keys.toArray(String[]::new), lease.now(), destinations, counts, lease.owner(),
-					lease.duration().toMillis())
+			.params(lease.owner(), millis, claimDueHeads ? destinations : new String[0],
+					claimDueHeads ? counts : new Integer[0], lease.now(), keys.toArray(String[]::new), lease.now(),
+					destinations, counts, lease.owner(), millis)
 			.query(lease.mapper())
 			.list();
 	}

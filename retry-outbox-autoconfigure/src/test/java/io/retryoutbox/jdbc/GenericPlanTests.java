@@ -38,7 +38,7 @@ class GenericPlanTests {
 		statements.put("claim_runs", OrderingKeys.CLAIM_RUNS);
 		statements.put("finish", OrderingKeys.FINISH);
 		statements.put("release_keys", OrderingKeys.RELEASE);
-		statements.put("promote", OrderingKeys.PROMOTE);
+		statements.put("promote", OrderingKeys.PROMOTE.formatted(JdbcOutboxStore.CLAIM));
 		statements.put("arrived_keys", OrderingKeys.ARRIVED_KEYS);
 		Map<String, JsonNode> plans = new LinkedHashMap<>();
 		RelayTransactions.create(this.dataSource).executeWithoutResult((status) -> {
@@ -107,7 +107,8 @@ class GenericPlanTests {
 			case "claim_runs" -> keys + ", '{api,api}', 7, 7, 7";
 			case "arrived_keys" -> "'', 10000";
 			case "release_keys" -> keys;
-			case "promote" -> keys + ", now(), '{api}', '{10}', '" + OWNER + "', 60000";
+			case "promote" -> "'" + OWNER + "', 60000, '{api}', '{10}', now(), " + keys + ", now(), '{api}', '{10}', '"
+					+ OWNER + "', 60000";
 			case "finish" -> finishParameters(leased);
 			default -> throw new IllegalArgumentException(name);
 		};
