@@ -180,13 +180,14 @@ final class JdbcOutboxStore implements OutboxStore {
 			// below, one row version fewer than a mark and a release.
 			OrderingKeys.Finished finished = complete(owner, outcomes, unsent, releaseKeys);
 			// The heads that waited go first; the promotion then leases new ones
-			// within what is left of each destination's count.
+			// within what is left of each destination's count; the rest of their
+			// runs follow, all in one statement.
 			boolean claim = !limits.isEmpty() && !claimOnlyIfPromoted;
-			List<Claim> heads = (claim || !finished.lockedKeys().isEmpty())
+			List<Claim> claimed = (claim || !finished.lockedKeys().isEmpty())
 					? this.keys.claimAndPromote(finished.lockedKeys(),
-							new OrderingKeys.Lease(limits, owner, lease, now(), this::claimed), claim)
+							new OrderingKeys.Lease(limits, owner, lease, now(), this::claimed), claim, runSize)
 					: List.of();
-			return new Round(finished.written(), finished.lockedKeys().size(), withRuns(heads, runSize));
+			return new Round(finished.written(), finished.lockedKeys().size(), claimed);
 		});
 		Assert.state(round != null, "A round returns its result");
 		return round;

@@ -137,19 +137,22 @@ final class OrderingKeys {
 	// The run's rows are read by primary key: without statistics the planner read the
 	// index of all waiting messages whole in each round, 2,000 entries a round in the
 	// bench and 60,000 behind as many waiting messages.
-	static final String CLAIM_RUNS = """
-			WITH candidate AS (
+	// The heads are given as %s (a FROM item h of ordering_key, destination, id); a head
+	// just promoted in the same statement is still, in its snapshot, an arrival or a
+	// waiting message, and is left out of its own run by its id.
+	private static final String RUNS = """
+			candidate AS (
 				SELECT w.id, w.ordering_key, w.seq, w.destination = h.destination AS same
-				FROM unnest(?::text[], ?::text[]) AS h(ordering_key, destination)
+				FROM %s
 				CROSS JOIN LATERAL (
 					SELECT c.id, c.ordering_key, c.seq, c.destination FROM (
 						(SELECT a.id, a.ordering_key, a.seq, a.destination FROM {message} a
-							WHERE a.ordering_key = h.ordering_key AND a.new_arrival
+							WHERE a.ordering_key = h.ordering_key AND a.new_arrival AND a.id IS DISTINCT FROM h.id
 							ORDER BY a.seq LIMIT ?)
 						UNION ALL
 						(SELECT x.id, x.ordering_key, x.seq, x.destination FROM {message} x
 							WHERE x.ordering_key = h.ordering_key AND x.status = {PENDING} AND NOT x.is_head
-								AND NOT x.new_arrival
+								AND NOT x.new_arrival AND x.id IS DISTINCT FROM h.id
 							ORDER BY x.seq LIMIT ?)) c
 					ORDER BY c.seq
 					LIMIT ?) w
@@ -159,13 +162,21 @@ final class OrderingKeys {
 					FROM candidate c) r
 				WHERE r.unbroken
 			)
-			SELECT m.seq, m.id, m.destination, m.method, m.path, m.headers::text AS headers, m.body, m.content_type,
-				m.ordering_key, m.idempotency_key, m.attempts + 1 AS attempts, m.created_at, m.trace_parent,
-				m.trace_state
-			FROM {message} m
-			WHERE m.id = ANY (ARRAY(SELECT id FROM run))
-			ORDER BY m.ordering_key, m.seq
 			""";
+
+	// A message of a run as a claim reads it, its attempt counted.
+	private static final String RUN_COLUMNS = """
+			m.id, m.destination, m.method, m.path, m.headers::text AS headers, m.body, m.content_type,
+				m.ordering_key, m.idempotency_key, m.attempts + 1 AS attempts, m.created_at, m.trace_parent,
+				m.trace_state""";
+
+	static final String CLAIM_RUNS = "WITH "
+			+ RUNS.formatted("unnest(?::text[], ?::text[], ?::uuid[]) AS h(ordering_key, destination, id)") + """
+					SELECT m.seq, %s
+					FROM {message} m
+					WHERE m.id = ANY (ARRAY(SELECT id FROM run))
+					ORDER BY m.ordering_key, m.seq
+					""".formatted(RUN_COLUMNS);
 
 	/**
 	 * The keys to admit to, locked, and released; then the new state of each row and, in
@@ -340,16 +351,36 @@ final class OrderingKeys {
 				RETURNING m.id = ANY (leased.ids) AS leased, m.id, m.destination, m.method, m.path,
 					m.headers::text AS headers, m.body, m.content_type, m.ordering_key, m.idempotency_key, m.attempts,
 					m.created_at, m.trace_parent, m.trace_state
-			)
+			), %s
 			SELECT id, destination, method, path, headers, body, content_type, ordering_key, idempotency_key, attempts,
 				created_at, trace_parent, trace_state
-			FROM claimed
-			UNION ALL
-			SELECT id, destination, method, path, headers, body, content_type, ordering_key, idempotency_key, attempts,
-				created_at, trace_parent, trace_state
-			FROM admitted
-			WHERE leased
+			FROM (
+				SELECT 0 AS part, '' AS k, 0::bigint AS s, id, destination, method, path, headers, body, content_type,
+					ordering_key, idempotency_key, attempts, created_at, trace_parent, trace_state
+				FROM claimed
+				UNION ALL
+				SELECT 0, '', 0, id, destination, method, path, headers, body, content_type, ordering_key,
+					idempotency_key, attempts, created_at, trace_parent, trace_state
+				FROM admitted
+				WHERE leased
+				UNION ALL
+				SELECT 1, m.ordering_key, m.seq, %s
+				FROM {message} m
+				WHERE m.id = ANY (ARRAY(SELECT id FROM run))) o
+			ORDER BY o.part, o.k, o.s
 			""";
+
+	/**
+	 * {@link #PROMOTE} with its claim and the runs of the heads it leases.
+	 */
+	static String promote() {
+		return PROMOTE.formatted(JdbcOutboxStore.CLAIM, RUNS.formatted(LEASED_HEADS), RUN_COLUMNS);
+	}
+
+	private static final String LEASED_HEADS = """
+			(SELECT ordering_key, destination, id FROM claimed WHERE ordering_key IS NOT NULL
+				UNION ALL
+				SELECT ordering_key, destination, id FROM admitted WHERE leased AND ordering_key IS NOT NULL) AS h""";
 
 	/**
 	 * A replayed message keeps its ordering key's order: one that still holds its key (it
@@ -471,7 +502,7 @@ final class OrderingKeys {
 		this.claimRuns = Sql.render(CLAIM_RUNS, tables);
 		this.lockKeys = Sql.render(LOCK_KEYS, tables);
 		this.release = Sql.render(RELEASE, tables);
-		this.promote = Sql.render(PROMOTE.formatted(JdbcOutboxStore.CLAIM), tables);
+		this.promote = Sql.render(promote(), tables);
 		this.delete = Sql.render(DELETE, tables);
 		this.arrivedKeys = Sql.render(ARRIVED_KEYS, tables);
 	}
@@ -548,8 +579,9 @@ final class OrderingKeys {
 	<T> List<T> claimRuns(List<? extends Claim> heads, int runSize, RowMapper<T> mapper) {
 		String[] keys = heads.stream().map(Claim::orderingKey).toArray(String[]::new);
 		String[] destinations = heads.stream().map(Claim::destination).toArray(String[]::new);
+		String[] ids = heads.stream().map((head) -> head.id().toString()).toArray(String[]::new);
 		return this.jdbc.sql(this.claimRuns)
-			.params(keys, destinations, runSize - 1, runSize - 1, runSize - 1)
+			.params(keys, destinations, ids, runSize - 1, runSize - 1, runSize - 1)
 			.query(mapper)
 			.list();
 	}
@@ -748,25 +780,30 @@ final class OrderingKeys {
 	 * @return the new heads leased
 	 */
 	List<Claim> promote(List<String> keys, Lease lease) {
-		return keys.isEmpty() ? List.of() : claimAndPromote(keys, lease, false);
+		return keys.isEmpty() ? List.of() : claimAndPromote(keys, lease, false, 1);
 	}
 
 	/**
 	 * Claims the due heads, oldest first, up to each destination's count, then admits as
-	 * {@link #promote} does, leasing new heads within what the claim left of each count.
+	 * {@link #promote} does, leasing new heads within what the claim left of each count,
+	 * and reads the rest of the runs of the keyed heads claimed or leased, as
+	 * {@link #claimRuns} does.
 	 * @param keys the keys locked
 	 * @param lease how many heads of each destination may be leased, and to whom
 	 * @param claimDueHeads whether to claim the heads that were due before
-	 * @return the heads claimed, then the new heads leased
+	 * @param runSize the largest number of messages in a run, its head included
+	 * @return the heads claimed and the new heads leased, then the runs' messages, by
+	 * key, each key's in order
 	 */
-	List<Claim> claimAndPromote(List<String> keys, Lease lease, boolean claimDueHeads) {
+	List<Claim> claimAndPromote(List<String> keys, Lease lease, boolean claimDueHeads, int runSize) {
 		String[] destinations = lease.limits().keySet().toArray(String[]::new);
 		Integer[] counts = lease.limits().values().toArray(Integer[]::new);
 		long millis = lease.duration().toMillis();
+		int rest = Math.max(0, runSize - 1);
 		return this.jdbc.sql(this.promote)
 			.params(lease.owner(), millis, claimDueHeads ? destinations : new String[0],
 					claimDueHeads ? counts : new Integer[0], lease.now(), keys.toArray(String[]::new), lease.now(),
-					destinations, counts, lease.owner(), millis)
+					destinations, counts, lease.owner(), millis, rest, rest, rest)
 			.query(lease.mapper())
 			.list();
 	}

@@ -38,7 +38,7 @@ class GenericPlanTests {
 		statements.put("claim_runs", OrderingKeys.CLAIM_RUNS);
 		statements.put("finish", OrderingKeys.FINISH);
 		statements.put("release_keys", OrderingKeys.RELEASE);
-		statements.put("promote", OrderingKeys.PROMOTE.formatted(JdbcOutboxStore.CLAIM));
+		statements.put("promote", OrderingKeys.promote());
 		statements.put("arrived_keys", OrderingKeys.ARRIVED_KEYS);
 		Map<String, JsonNode> plans = new LinkedHashMap<>();
 		RelayTransactions.create(this.dataSource).executeWithoutResult((status) -> {
@@ -104,11 +104,11 @@ class GenericPlanTests {
 		String keys = "'{key-1,key-2}'";
 		return switch (name) {
 			case "claim" -> "'" + OWNER + "', 60000, '{api}', '{10}', now()";
-			case "claim_runs" -> keys + ", '{api,api}', 7, 7, 7";
+			case "claim_runs" -> keys + ", '{api,api}', '{}', 7, 7, 7";
 			case "arrived_keys" -> "'', 10000";
 			case "release_keys" -> keys;
 			case "promote" -> "'" + OWNER + "', 60000, '{api}', '{10}', now(), " + keys + ", now(), '{api}', '{10}', '"
-					+ OWNER + "', 60000";
+					+ OWNER + "', 60000, 7, 7, 7";
 			case "finish" -> finishParameters(leased);
 			default -> throw new IllegalArgumentException(name);
 		};

@@ -108,7 +108,7 @@ class RelayTransactionsTests {
 		String plan = RelayTransactions.create(this.dataSource)
 			.execute((status) -> String.join("\n",
 					jdbc.sql("EXPLAIN " + Sql.render(OrderingKeys.CLAIM_RUNS, OutboxTables.in(null)))
-						.params(new String[] { "key-1" }, new String[] { "api" }, 7, 7, 7)
+						.params(new String[] { "key-1" }, new String[] { "api" }, new String[0], 7, 7, 7)
 						.query(String.class)
 						.list()));
 		assertThat(plan).isNotNull();
