@@ -307,9 +307,11 @@ final class OrderingKeys {
 	// versions in one transaction, a fifth of a keyed message's writes. The due heads
 	// that waited are claimed first, in the same statement (a claim, see
 	// JdbcOutboxStore.CLAIM, its destinations none when it claims nothing), and the new
-	// heads leased within what it left of each destination's count: one round trip of
-	// the poll thread's, not two. The claim's heads were heads before the statement
-	// began, the promotion's were not, so no row is written twice.
+	// heads leased within what it left of each destination's count; the runs behind the
+	// heads claimed and leased (RUNS) are read last, from the same snapshot, in which no
+	// message of a run is written. One round trip of the poll thread's, not three. The
+	// claim's heads were heads before the statement began, the promotion's were not, so
+	// no row is written twice.
 	static final String PROMOTE = """
 			WITH claimed AS (
 				%s
