@@ -372,17 +372,18 @@ final class OrderingKeys {
 			ORDER BY o.part, o.k, o.s
 			""";
 
-	/**
-	 * {@link #PROMOTE} with its claim and the runs of the heads it leases.
-	 */
-	static String promote() {
-		return PROMOTE.formatted(JdbcOutboxStore.CLAIM, RUNS.formatted(LEASED_HEADS), RUN_COLUMNS);
-	}
-
+	// The heads of PROMOTE's runs: those it claimed and those it leased.
 	private static final String LEASED_HEADS = """
 			(SELECT ordering_key, destination, id FROM claimed WHERE ordering_key IS NOT NULL
 				UNION ALL
 				SELECT ordering_key, destination, id FROM admitted WHERE leased AND ordering_key IS NOT NULL) AS h""";
+
+	/**
+	 * {@link #PROMOTE} with its claim and the runs of the heads it leases.
+	 */
+	static String claimAndPromoteStatement() {
+		return PROMOTE.formatted(JdbcOutboxStore.CLAIM, RUNS.formatted(LEASED_HEADS), RUN_COLUMNS);
+	}
 
 	/**
 	 * A replayed message keeps its ordering key's order: one that still holds its key (it
@@ -504,7 +505,7 @@ final class OrderingKeys {
 		this.claimRuns = Sql.render(CLAIM_RUNS, tables);
 		this.lockKeys = Sql.render(LOCK_KEYS, tables);
 		this.release = Sql.render(RELEASE, tables);
-		this.promote = Sql.render(promote(), tables);
+		this.promote = Sql.render(claimAndPromoteStatement(), tables);
 		this.delete = Sql.render(DELETE, tables);
 		this.arrivedKeys = Sql.render(ARRIVED_KEYS, tables);
 	}

@@ -38,7 +38,7 @@ class GenericPlanTests {
 		statements.put("claim_runs", OrderingKeys.CLAIM_RUNS);
 		statements.put("finish", OrderingKeys.FINISH);
 		statements.put("release_keys", OrderingKeys.RELEASE);
-		statements.put("promote", OrderingKeys.promote());
+		statements.put("promote", OrderingKeys.claimAndPromoteStatement());
 		statements.put("arrived_keys", OrderingKeys.ARRIVED_KEYS);
 		Map<String, JsonNode> plans = new LinkedHashMap<>();
 		RelayTransactions.create(this.dataSource).executeWithoutResult((status) -> {
