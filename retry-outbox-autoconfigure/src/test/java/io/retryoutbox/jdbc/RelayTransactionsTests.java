@@ -38,9 +38,8 @@ class RelayTransactionsTests {
 	@Test
 	void aPlainTransactionKeepsThePlanMadeForTheEmptyTable() {
 		// Why the relay's transactions switch scans off: without it, the plan cached on
-		// the empty table reads every row of the grown one. A statement of one scan, as
-		// the
-		// admission's once was: a larger one may be planned anew for each execution.
+		// the empty table reads every row of the grown one. The statement is one scan, as
+		// the admission's once was: a larger one may be planned anew for each execution.
 		String plan = planAfterTheTableGrew(new TransactionTemplate(new DataSourceTransactionManager(this.dataSource)),
 				"SELECT DISTINCT ordering_key FROM {message} WHERE releasing AND ?", "true");
 		assertThat(plan).contains("Seq Scan on retry_outbox_message");
