@@ -207,14 +207,8 @@ public final class RetryOutboxAutoConfiguration {
 		OutboxRelay localRelay = relay.getIfAvailable();
 		PostgresNotifier otherRelays = notifier.getIfAvailable();
 		DirectDispatch direct = properties.getRelay().isDirectDispatch() ? localRelay : null;
-		return jdbc.outbox(settings, () -> {
-			if (localRelay != null) {
-				localRelay.wakeUp();
-			}
-			if (otherRelays != null) {
-				otherRelays.requestNotify();
-			}
-		}, EnqueueObserver.of(enqueueObservers.orderedStream().toList()), () -> direct);
+		return jdbc.outbox(settings, new RelayWakeUps(localRelay, otherRelays),
+				EnqueueObserver.of(enqueueObservers.orderedStream().toList()), () -> direct);
 	}
 
 	/**

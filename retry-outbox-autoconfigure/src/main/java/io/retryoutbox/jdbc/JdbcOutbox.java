@@ -1,7 +1,6 @@
 package io.retryoutbox.jdbc;
 
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +21,6 @@ import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.http.MediaType;
-import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
@@ -41,26 +39,27 @@ final class JdbcOutbox implements Outbox {
 
 	private final boolean requireTransaction;
 
-	private final Runnable afterCommit;
+	private final JdbcOutboxComponents.RelayWakeUp wakeUp;
 
 	private final EnqueueObserver observer;
 
 	private final Supplier<@Nullable DirectDispatch> directDispatch;
 
 	JdbcOutbox(OrderingKeys keys, JdbcOutboxComponents.EnqueueSettings settings, JsonMapper jsonMapper,
-			Runnable afterCommit, EnqueueObserver observer) {
-		this(keys, settings, jsonMapper, afterCommit, observer, () -> null);
+			JdbcOutboxComponents.RelayWakeUp wakeUp, EnqueueObserver observer) {
+		this(keys, settings, jsonMapper, wakeUp, observer, () -> null);
 	}
 
 	JdbcOutbox(OrderingKeys keys, JdbcOutboxComponents.EnqueueSettings settings, JsonMapper jsonMapper,
-			Runnable afterCommit, EnqueueObserver observer, Supplier<@Nullable DirectDispatch> directDispatch) {
+			JdbcOutboxComponents.RelayWakeUp wakeUp, EnqueueObserver observer,
+			Supplier<@Nullable DirectDispatch> directDispatch) {
 		this.keys = keys;
 		this.validator = new RequestValidator(Set.copyOf(settings.destinations()), settings.maxBodySize(),
 				settings.configuredHeaders(), Set.copyOf(settings.signedDestinations()));
 		this.jsonMapper = jsonMapper;
 		this.idempotencyKeyHeader = settings.idempotencyKeyHeader();
 		this.requireTransaction = settings.requireTransaction();
-		this.afterCommit = afterCommit;
+		this.wakeUp = wakeUp;
 		this.observer = observer;
 		this.directDispatch = directDispatch;
 	}
@@ -91,7 +90,7 @@ final class JdbcOutbox implements Outbox {
 		String owner = (dispatch != null) ? dispatch.reserve(request.destination()) : null;
 		if (dispatch == null || owner == null) {
 			this.observer.observe(id, request, (trace) -> this.keys.insert(message.apply(trace)));
-			afterCommit(inTransaction, null, dispatch);
+			afterCommit(inTransaction, request.orderingKey(), null, null);
 			return id;
 		}
 		AtomicReference<@Nullable ClaimedMessage> leased = new AtomicReference<>();
@@ -113,7 +112,7 @@ final class JdbcOutbox implements Outbox {
 		if (handed == null) {
 			dispatch.cancel();
 		}
-		afterCommit(inTransaction, handed, dispatch);
+		afterCommit(inTransaction, request.orderingKey(), handed, dispatch);
 		return id;
 	}
 
@@ -163,87 +162,28 @@ final class JdbcOutbox implements Outbox {
 	}
 
 	/**
-	 * Once the enqueuing transaction commits: hands the messages inserted leased over to
-	 * the relay, and wakes the relays (this one and, through the notifier, the others) if
-	 * any message was inserted pending. Without a transaction the insert has committed
-	 * already.
+	 * Once the enqueuing transaction commits: notes the key of a keyed message that
+	 * arrived pending, hands a message inserted leased over to the relay, and wakes the
+	 * relays (this one and, through the notifier, the others) for a message inserted
+	 * pending. Where none of that is wanted, e.g. on an instance without a relay while no
+	 * other instance's relay listens, the transaction gets no synchronization.
 	 */
-	private void afterCommit(boolean inTransaction, @Nullable ClaimedMessage leased,
+	private void afterCommit(boolean inTransaction, @Nullable String key, @Nullable ClaimedMessage leased,
 			@Nullable DirectDispatch dispatch) {
-		if (!inTransaction || !TransactionSynchronizationManager.isSynchronizationActive()) {
-			if (leased != null && dispatch != null) {
-				dispatch.handOver(leased);
-			}
-			else {
-				this.afterCommit.run();
-			}
+		String arrival = (key != null && leased == null && this.keys.notesArrivals()) ? key : null;
+		if (arrival == null && leased == null && !this.wakeUp.isWanted()) {
 			return;
 		}
-		enqueued(dispatch).add(leased);
-	}
-
-	// Looked up among the transaction's own synchronizations, not bound as a resource:
-	// those are suspended with their transaction, so a REQUIRES_NEW one inside it keeps
-	// its messages apart.
-	private Enqueued enqueued(@Nullable DirectDispatch dispatch) {
-		for (TransactionSynchronization synchronization : TransactionSynchronizationManager.getSynchronizations()) {
-			if (synchronization instanceof Enqueued enqueued && enqueued.outbox == this) {
-				return enqueued;
-			}
+		CommitWork work = CommitWork.of(this.keys, inTransaction);
+		if (arrival != null) {
+			work.arrived(arrival);
 		}
-		Enqueued enqueued = new Enqueued(this, dispatch);
-		TransactionSynchronizationManager.registerSynchronization(enqueued);
-		return enqueued;
-	}
-
-	/**
-	 * What one transaction enqueued through this outbox: the messages inserted leased and
-	 * whether any was inserted pending.
-	 */
-	private static final class Enqueued implements TransactionSynchronization {
-
-		private final JdbcOutbox outbox;
-
-		private final @Nullable DirectDispatch dispatch;
-
-		private final List<ClaimedMessage> leased = new ArrayList<>();
-
-		private boolean pending;
-
-		Enqueued(JdbcOutbox outbox, @Nullable DirectDispatch dispatch) {
-			this.outbox = outbox;
-			this.dispatch = dispatch;
+		if (leased != null && dispatch != null) {
+			work.handOver(leased, dispatch);
 		}
-
-		void add(@Nullable ClaimedMessage message) {
-			if (message != null) {
-				this.leased.add(message);
-			}
-			else {
-				this.pending = true;
-			}
+		else {
+			work.wakeUp(this.wakeUp);
 		}
-
-		@Override
-		public void afterCommit() {
-			if (this.dispatch != null) {
-				this.leased.forEach(this.dispatch::handOver);
-				this.leased.clear();
-			}
-			if (this.pending) {
-				this.outbox.afterCommit.run();
-			}
-		}
-
-		@Override
-		public void afterCompletion(int status) {
-			// Rolled back (or unknown): the slots go back; a leased row that did commit
-			// is taken over once its lease expires.
-			if (this.dispatch != null) {
-				this.leased.forEach((message) -> this.dispatch.cancel());
-			}
-		}
-
 	}
 
 }

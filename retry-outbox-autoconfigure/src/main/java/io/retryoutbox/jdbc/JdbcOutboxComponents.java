@@ -97,29 +97,28 @@ public final class JdbcOutboxComponents {
 	/**
 	 * An outbox that enqueues in the caller's transaction.
 	 * @param settings what requests are accepted and how they are keyed
-	 * @param afterCommit run after a transaction that enqueued commits, e.g. to wake the
-	 * relay
+	 * @param wakeUp wakes the relays once a transaction that enqueued commits
 	 * @param observer watches each enqueue, e.g. to store the trace context
 	 * @return the outbox
 	 */
-	public Outbox outbox(EnqueueSettings settings, Runnable afterCommit, EnqueueObserver observer) {
-		return new JdbcOutbox(this.keys, settings, this.jsonMapper, afterCommit, observer);
+	public Outbox outbox(EnqueueSettings settings, RelayWakeUp wakeUp, EnqueueObserver observer) {
+		return new JdbcOutbox(this.keys, settings, this.jsonMapper, wakeUp, observer);
 	}
 
 	/**
 	 * An outbox that enqueues in the caller's transaction and, where the relay has a free
 	 * slot, inserts a message leased to it and hands it over after the commit.
 	 * @param settings what requests are accepted and how they are keyed
-	 * @param afterCommit run after a transaction that enqueued a message pending commits,
-	 * e.g. to wake the relays
+	 * @param wakeUp wakes the relays once a transaction that enqueued a message pending
+	 * commits
 	 * @param observer watches each enqueue, e.g. to store the trace context
 	 * @param directDispatch the relay that takes messages directly, or {@code null} while
 	 * there is none
 	 * @return the outbox
 	 */
-	public Outbox outbox(EnqueueSettings settings, Runnable afterCommit, EnqueueObserver observer,
+	public Outbox outbox(EnqueueSettings settings, RelayWakeUp wakeUp, EnqueueObserver observer,
 			Supplier<@Nullable DirectDispatch> directDispatch) {
-		return new JdbcOutbox(this.keys, settings, this.jsonMapper, afterCommit, observer, directDispatch);
+		return new JdbcOutbox(this.keys, settings, this.jsonMapper, wakeUp, observer, directDispatch);
 	}
 
 	/**
@@ -148,6 +147,26 @@ public final class JdbcOutboxComponents {
 	 */
 	public OutboxRetention retention(int chunkSize) {
 		return new JdbcOutboxRetention(this.dataSource, this.tables, chunkSize);
+	}
+
+	/**
+	 * Wakes the relays, this instance's and other instances', once a transaction that
+	 * enqueued commits.
+	 */
+	public interface RelayWakeUp {
+
+		/**
+		 * Whether a wake-up would reach a relay now. While it would not, an enqueue adds
+		 * nothing to its transaction's commit for it.
+		 * @return whether a wake-up is wanted
+		 */
+		boolean isWanted();
+
+		/**
+		 * Wakes the relays; returns at once.
+		 */
+		void wakeUp();
+
 	}
 
 	/**

@@ -529,9 +529,6 @@ final class OrderingKeys {
 			statement.setString(10, message.traceParent());
 			statement.setString(11, message.traceState());
 		});
-		if (key != null) {
-			arrivesOnCommit(key);
-		}
 	}
 
 	/**
@@ -556,9 +553,6 @@ final class OrderingKeys {
 			.query((rs, row) -> rs.getObject(1, OffsetDateTime.class))
 			.list();
 		OffsetDateTime leased = created.get(0);
-		if (leased == null && key != null) {
-			arrivesOnCommit(key);
-		}
 		return (leased != null) ? leased.toInstant() : null;
 	}
 
@@ -661,30 +655,22 @@ final class OrderingKeys {
 	}
 
 	/**
-	 * Notes an arrival's key for the next admission once the caller's transaction
-	 * commits, one step per transaction for all its arrivals; at once without a
-	 * transaction, whose insert has committed. An admission that ran before the commit
-	 * would not see the arrival.
+	 * Whether the key of a message that arrived pending is to be noted for the next
+	 * admission once its transaction commits ({@link CommitWork#arrived}): only while a
+	 * relay here admits. Without one, its first round, or another instance's scan, finds
+	 * the keys.
+	 * @return whether arrivals are noted
 	 */
-	private void arrivesOnCommit(String key) {
-		if (!this.admitting) {
-			// No relay here takes them: its first round, or another instance's
-			// scan, finds the keys.
-			return;
-		}
-		if (!TransactionSynchronizationManager.isSynchronizationActive()) {
-			note(List.of(key));
-			return;
-		}
-		for (TransactionSynchronization synchronization : TransactionSynchronizationManager.getSynchronizations()) {
-			if (synchronization instanceof Arrivals arrivals && arrivals.owner == this) {
-				arrivals.keys.add(key);
-				return;
-			}
-		}
-		Arrivals arrivals = new Arrivals(this);
-		arrivals.keys.add(key);
-		TransactionSynchronizationManager.registerSynchronization(arrivals);
+	boolean notesArrivals() {
+		return this.admitting;
+	}
+
+	/**
+	 * Notes the keys of arrivals whose transaction committed, for the next admission.
+	 * @param keys the arrivals' keys
+	 */
+	void noteArrivals(Collection<String> keys) {
+		note(keys);
 	}
 
 	/**
@@ -830,7 +816,10 @@ final class OrderingKeys {
 		this.jdbc.sql(Sql.render(REPLAY.formatted(conditions), this.tables)).params(all).query((rs) -> {
 			replayed.add(rs.getString("arrived_key"));
 		});
-		replayed.stream().filter(Objects::nonNull).distinct().forEach(this::arrivesOnCommit);
+		if (notesArrivals()) {
+			CommitWork work = CommitWork.of(this, TransactionSynchronizationManager.isActualTransactionActive());
+			replayed.stream().filter(Objects::nonNull).distinct().forEach(work::arrived);
+		}
 		return replayed.size();
 	}
 
@@ -894,27 +883,6 @@ final class OrderingKeys {
 
 	private static Object nullable(@Nullable Object value) {
 		return (value != null) ? value : new SqlParameterValue(Types.NULL, null);
-	}
-
-	/**
-	 * The keys of the arrivals one transaction inserted or replayed, for the admission
-	 * once it commits.
-	 */
-	private static final class Arrivals implements TransactionSynchronization {
-
-		private final OrderingKeys owner;
-
-		private final Set<String> keys = new HashSet<>();
-
-		Arrivals(OrderingKeys owner) {
-			this.owner = owner;
-		}
-
-		@Override
-		public void afterCommit() {
-			this.owner.note(this.keys);
-		}
-
 	}
 
 	/**

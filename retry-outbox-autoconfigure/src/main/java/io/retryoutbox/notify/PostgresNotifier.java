@@ -100,13 +100,22 @@ public final class PostgresNotifier extends WorkerLifecycle {
 	}
 
 	/**
+	 * Whether a notification asked for now would be sent, or would first look whether
+	 * another instance listens. While neither, {@link #requestNotify()} does nothing.
+	 * @return whether a notification is wanted
+	 */
+	public boolean isWanted() {
+		return this.othersListen || System.nanoTime() - this.presenceCheckedAt >= this.presenceCheckNanos;
+	}
+
+	/**
 	 * Asks for a notification to be sent soon; returns at once.
 	 */
 	public void requestNotify() {
 		// Alone at the last lookup, which is still trusted: no notification, and no task
 		// for the worker, whose wake-up every few milliseconds would cost more than the
 		// check.
-		if (!this.othersListen && System.nanoTime() - this.presenceCheckedAt < this.presenceCheckNanos) {
+		if (!isWanted()) {
 			this.handled.incrementAndGet();
 			return;
 		}

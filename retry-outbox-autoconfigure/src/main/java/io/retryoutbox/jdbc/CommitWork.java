@@ -1,0 +1,131 @@
+package io.retryoutbox.jdbc;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+import io.retryoutbox.message.ClaimedMessage;
+import io.retryoutbox.relay.DirectDispatch;
+
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * What a transaction that enqueued or replayed messages leaves for once it commits, in
+ * one synchronization per transaction and owner of the keys: first the keys of its
+ * arrivals are noted for the next admission, which would not see them before the commit,
+ * then the messages it inserted leased are handed to the relay, then the relays are
+ * woken. Without a transaction to wait for, each is done at once.
+ * <p>
+ * One synchronization, not one for the keys and one for the relay: each one a transaction
+ * carries is work in every commit, and in the shared benchmark's enqueue cost runs the
+ * enqueue's synchronizations were about a third of what it cost more than a plain insert
+ * (docs/benchmarks.md, thirtieth session).
+ */
+final class CommitWork implements TransactionSynchronization {
+
+	private final OrderingKeys keys;
+
+	private final boolean atOnce;
+
+	private final Set<String> arrivals = new LinkedHashSet<>();
+
+	private final List<Leased> leased = new ArrayList<>();
+
+	private final List<JdbcOutboxComponents.RelayWakeUp> wakeUps = new ArrayList<>(1);
+
+	private CommitWork(OrderingKeys keys, boolean atOnce) {
+		this.keys = keys;
+		this.atOnce = atOnce;
+	}
+
+	/**
+	 * The work the caller's transaction leaves for once it commits, registered with the
+	 * transaction the first time it is asked for; without a transaction that can tell its
+	 * commit (none, or one without synchronization, whose writes have committed or will
+	 * without telling), work that is done at once.
+	 * @param keys the owner of the keys the work notes
+	 * @param inTransaction whether a transaction is active
+	 * @return the work
+	 */
+	static CommitWork of(OrderingKeys keys, boolean inTransaction) {
+		if (!inTransaction || !TransactionSynchronizationManager.isSynchronizationActive()) {
+			return new CommitWork(keys, true);
+		}
+		// Looked up among the transaction's own synchronizations, not bound as a
+		// resource: those are suspended with their transaction, so a REQUIRES_NEW one
+		// inside it keeps its work apart.
+		for (TransactionSynchronization synchronization : TransactionSynchronizationManager.getSynchronizations()) {
+			if (synchronization instanceof CommitWork work && work.keys == keys) {
+				return work;
+			}
+		}
+		CommitWork work = new CommitWork(keys, false);
+		TransactionSynchronizationManager.registerSynchronization(work);
+		return work;
+	}
+
+	/**
+	 * Notes an arrival's key once the transaction commits.
+	 * @param key the key
+	 */
+	void arrived(String key) {
+		if (this.atOnce) {
+			this.keys.noteArrivals(List.of(key));
+		}
+		else {
+			this.arrivals.add(key);
+		}
+	}
+
+	/**
+	 * Hands a message inserted leased to the relay once the transaction commits; if it
+	 * does not, the relay's slot goes back.
+	 * @param message the message
+	 * @param dispatch the relay that reserved the slot
+	 */
+	void handOver(ClaimedMessage message, DirectDispatch dispatch) {
+		if (this.atOnce) {
+			dispatch.handOver(message);
+		}
+		else {
+			this.leased.add(new Leased(message, dispatch));
+		}
+	}
+
+	/**
+	 * Wakes the relays once the transaction commits.
+	 * @param wakeUp what wakes them
+	 */
+	void wakeUp(JdbcOutboxComponents.RelayWakeUp wakeUp) {
+		if (this.atOnce) {
+			wakeUp.wakeUp();
+		}
+		else if (!this.wakeUps.contains(wakeUp)) {
+			this.wakeUps.add(wakeUp);
+		}
+	}
+
+	@Override
+	public void afterCommit() {
+		if (!this.arrivals.isEmpty()) {
+			this.keys.noteArrivals(this.arrivals);
+		}
+		this.leased.forEach((leased) -> leased.dispatch().handOver(leased.message()));
+		this.leased.clear();
+		this.wakeUps.forEach(JdbcOutboxComponents.RelayWakeUp::wakeUp);
+	}
+
+	@Override
+	public void afterCompletion(int status) {
+		// Rolled back (or unknown): the slots go back; a leased row that did commit is
+		// taken over once its lease expires.
+		this.leased.forEach((leased) -> leased.dispatch().cancel());
+	}
+
+	private record Leased(ClaimedMessage message, DirectDispatch dispatch) {
+
+	}
+
+}
