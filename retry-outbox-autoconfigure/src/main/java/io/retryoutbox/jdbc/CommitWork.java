@@ -18,10 +18,11 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * then the messages it inserted leased are handed to the relay, then the relays are
  * woken. Without a transaction to wait for, each is done at once.
  * <p>
- * One synchronization, not one for the keys and one for the relay: each one a transaction
- * carries is work in every commit, and in the shared benchmark's enqueue cost runs the
- * enqueue's synchronizations were about a third of what it cost more than a plain insert
- * (docs/benchmarks.md, thirtieth session).
+ * One synchronization, not one for the keys and one for the relay, and none where nothing
+ * waits for the commit: each one a transaction carries is work in every commit, and on an
+ * instance without a relay, leaving the commit alone took the enqueue's median cost in the
+ * shared benchmark's cost runs from 1.23x to 1.11x a plain insert (docs/benchmarks.md,
+ * thirtieth session).
  */
 final class CommitWork implements TransactionSynchronization {
 
