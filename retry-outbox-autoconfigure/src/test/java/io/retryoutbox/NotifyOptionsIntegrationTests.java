@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
 import io.retryoutbox.notify.PostgresNotifier;
@@ -24,13 +25,16 @@ import org.postgresql.PGNotification;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
  * The LISTEN/NOTIFY options of the relay: {@code retry-outbox.relay.notify} and
- * {@code retry-outbox.relay.notify-channel}, on a real PostgreSQL.
+ * {@code retry-outbox.relay.notify-channel}, and the wake-ups an enqueue leaves for its
+ * transaction's commit, on a real PostgreSQL.
  */
 class NotifyOptionsIntegrationTests {
 
@@ -120,6 +124,54 @@ class NotifyOptionsIntegrationTests {
 					awaitDelivered(context, id);
 				}
 			});
+	}
+
+	@Test
+	void anInstanceWithoutARelayLeavesNothingToItsCommitWhileNoOtherInstanceListens() {
+		runner().withPropertyValues("retry-outbox.relay.enabled=false").run((context) -> {
+			AtomicInteger sent = new AtomicInteger();
+			// The first enqueue has the notifier look whether another instance's relay
+			// listens; once it has found none, an enqueue adds nothing to the commit.
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> sendInTransaction(context, sent, "order-" + sent.get()), List::isEmpty);
+			assertThat(OutboxContexts.jdbc(context)
+				.sql("SELECT count(*) FROM retry_outbox_message WHERE status = 'PENDING' AND new_arrival")
+				.query(Long.class)
+				.single()).isEqualTo(sent.get());
+		});
+	}
+
+	@Test
+	void keyedMessagesLeaveOneSynchronizationForTheirKeysAndTheRelaysWakeUp() {
+		runner().withPropertyValues("retry-outbox.relay.poll-interval=1h", "retry-outbox.relay.notify=false")
+			.run((context) -> {
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> context.getBean(OutboxRelay.class).getState() == OutboxRelay.State.RUNNING);
+				awaitDelivered(context,
+						OutboxContexts.transactions(context)
+							.execute((status) -> context.getBean(Outbox.class)
+								.send(OutboxRequest.post("payments", "/first").orderingKey("order-1").build())));
+				List<UUID> ids = OutboxContexts.transactions(context).execute((status) -> {
+					Outbox outbox = context.getBean(Outbox.class);
+					List<UUID> enqueued = List.of(
+							outbox.send(OutboxRequest.post("payments", "/a").orderingKey("order-2").build()),
+							outbox.send(OutboxRequest.post("payments", "/b").orderingKey("order-3").build()));
+					assertThat(TransactionSynchronizationManager.getSynchronizations()).hasSize(1);
+					return enqueued;
+				});
+				// The poll is an hour away: only the keys noted and the relay woken
+				// after the commit deliver these.
+				ids.forEach((id) -> awaitDelivered(context, id));
+			});
+	}
+
+	private static List<TransactionSynchronization> sendInTransaction(ConfigurableApplicationContext context,
+			AtomicInteger sent, String key) {
+		return OutboxContexts.transactions(context).execute((status) -> {
+			context.getBean(Outbox.class).send(OutboxRequest.post("payments", "/alone").orderingKey(key).build());
+			sent.incrementAndGet();
+			return TransactionSynchronizationManager.getSynchronizations();
+		});
 	}
 
 	/**

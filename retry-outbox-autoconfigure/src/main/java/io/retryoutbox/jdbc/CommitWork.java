@@ -20,9 +20,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * <p>
  * One synchronization, not one for the keys and one for the relay, and none where nothing
  * waits for the commit: each one a transaction carries is work in every commit, and on an
- * instance without a relay, leaving the commit alone took the enqueue's median cost in the
- * shared benchmark's cost runs from 1.23x to 1.11x a plain insert (docs/benchmarks.md,
- * thirtieth session).
+ * instance without a relay, leaving the commit alone took the enqueue's median cost in
+ * the shared benchmark's cost runs from 1.23x to 1.11x a plain insert
+ * (docs/benchmarks.md, thirtieth session).
  */
 final class CommitWork implements TransactionSynchronization {
 
