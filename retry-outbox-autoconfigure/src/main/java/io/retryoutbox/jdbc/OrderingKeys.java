@@ -666,14 +666,6 @@ final class OrderingKeys {
 	}
 
 	/**
-	 * Notes the keys of arrivals whose transaction committed, for the next admission.
-	 * @param keys the arrivals' keys
-	 */
-	void noteArrivals(Collection<String> keys) {
-		note(keys);
-	}
-
-	/**
 	 * Finds the keys that have arrivals but no head, whatever enqueued them (another
 	 * instance, or a transaction whose after-commit step did not run), for the next
 	 * admission: one index probe per distinct key, not one per arrival.
@@ -693,7 +685,7 @@ final class OrderingKeys {
 		// A scan that stopped at its bound goes on from there next time, so that every
 		// key is reached however many there are.
 		this.scannedTo = (visited.size() < MAX_SCANNED) ? "" : visited.get(visited.size() - 1);
-		note(found);
+		noteArrivals(found);
 		return found.size();
 	}
 
@@ -713,7 +705,12 @@ final class OrderingKeys {
 		return (released != null) ? released : 0;
 	}
 
-	private void note(Collection<String> keys) {
+	/**
+	 * Notes keys for the next admission: the keys of arrivals whose transaction
+	 * committed, or that a scan found without a head.
+	 * @param keys the keys
+	 */
+	void noteArrivals(Collection<String> keys) {
 		if (this.arrived.size() + keys.size() > MAX_NOTED) {
 			this.overflowed = true;
 			return;
@@ -816,9 +813,10 @@ final class OrderingKeys {
 		this.jdbc.sql(Sql.render(REPLAY.formatted(conditions), this.tables)).params(all).query((rs) -> {
 			replayed.add(rs.getString("arrived_key"));
 		});
-		if (notesArrivals()) {
+		List<String> keys = replayed.stream().filter(Objects::nonNull).distinct().toList();
+		if (!keys.isEmpty() && notesArrivals()) {
 			CommitWork work = CommitWork.of(this, TransactionSynchronizationManager.isActualTransactionActive());
-			replayed.stream().filter(Objects::nonNull).distinct().forEach(work::arrived);
+			keys.forEach(work::arrived);
 		}
 		return replayed.size();
 	}
