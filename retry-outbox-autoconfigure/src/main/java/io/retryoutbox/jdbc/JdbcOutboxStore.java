@@ -104,6 +104,8 @@ final class JdbcOutboxStore implements OutboxStore {
 
 	private final TransactionTemplate transactions;
 
+	private final TransactionTemplate roundTransactions;
+
 	private final JsonMapper jsonMapper;
 
 	private final OrderingKeys keys;
@@ -126,6 +128,7 @@ final class JdbcOutboxStore implements OutboxStore {
 		this.tables = tables;
 		this.jdbc = JdbcClient.create(dataSource);
 		this.transactions = RelayTransactions.create(dataSource);
+		this.roundTransactions = RelayTransactions.createCarried(dataSource);
 		this.jsonMapper = jsonMapper;
 		this.keys = keys;
 		this.attemptLog = attemptLog;
@@ -174,7 +177,10 @@ final class JdbcOutboxStore implements OutboxStore {
 		if (outcomes.isEmpty() && unsent.isEmpty() && !releaseKeys && (limits.isEmpty() || claimOnlyIfPromoted)) {
 			return new Round(0, 0, List.of());
 		}
-		Round round = this.transactions.execute((status) -> {
+		// A round's statements carry the planner settings, but for the release of
+		// unsent messages, which goes first.
+		TransactionTemplate transactions = unsent.isEmpty() ? this.roundTransactions : this.transactions;
+		Round round = transactions.execute((status) -> {
 			// The keys first, in the outcomes' statement: a head whose key is locked
 			// there gives it up in its outcome's write, and its successor is promoted
 			// below, one row version fewer than a mark and a release.

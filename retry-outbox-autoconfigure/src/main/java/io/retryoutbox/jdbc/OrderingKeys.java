@@ -26,6 +26,7 @@ import io.retryoutbox.message.Outcome;
 import io.retryoutbox.support.SecretValues;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.support.DataAccessUtils;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.SqlParameterValue;
@@ -500,12 +501,12 @@ final class OrderingKeys {
 		this.insertKeyed = Sql.render(INSERT_KEYED, tables);
 		this.insertLeased = Sql.render(INSERT_LEASED, tables);
 		this.insertKeyedLeased = Sql.render(INSERT_KEYED_LEASED, tables);
-		this.finish = Sql.render(FINISH, tables);
+		this.finish = RelayTransactions.carrying(Sql.render(FINISH, tables));
 		this.lockKey = Sql.render(LOCK_KEY, tables);
 		this.claimRuns = Sql.render(CLAIM_RUNS, tables);
 		this.lockKeys = Sql.render(LOCK_KEYS, tables);
 		this.release = Sql.render(RELEASE, tables);
-		this.promote = Sql.render(claimAndPromoteStatement(), tables);
+		this.promote = RelayTransactions.carrying(Sql.render(claimAndPromoteStatement(), tables));
 		this.delete = Sql.render(DELETE, tables);
 		this.arrivedKeys = Sql.render(ARRIVED_KEYS, tables);
 	}
@@ -616,10 +617,9 @@ final class OrderingKeys {
 		params.add(owner);
 		params.add(owner);
 		params.add(attemptLog.enabled());
-		Finished finished = this.jdbc.sql(this.finish)
-			.params(params)
-			.query((rs, row) -> new Finished(rs.getInt("written"), List.of((String[]) rs.getArray("keys").getArray())))
-			.single();
+		Finished finished = DataAccessUtils.requiredSingleResult(RelayTransactions.query(this.inserts, this.finish,
+				params,
+				(rs, row) -> new Finished(rs.getInt("written"), List.of((String[]) rs.getArray("keys").getArray()))));
 		if (!candidates.isEmpty()) {
 			Set<String> taken = new HashSet<>(candidates);
 			taken.retainAll(finished.lockedKeys());
@@ -786,12 +786,11 @@ final class OrderingKeys {
 		Integer[] counts = lease.limits().values().toArray(Integer[]::new);
 		long millis = lease.duration().toMillis();
 		int rest = Math.max(0, runSize - 1);
-		return this.jdbc.sql(this.promote)
-			.params(lease.owner(), millis, claimDueHeads ? destinations : new String[0],
-					claimDueHeads ? counts : new Integer[0], lease.now(), keys.toArray(String[]::new), lease.now(),
-					destinations, counts, lease.owner(), millis, rest, rest, rest)
-			.query(lease.mapper())
-			.list();
+		return RelayTransactions.query(this.inserts, this.promote,
+				List.of(lease.owner(), millis, claimDueHeads ? destinations : new String[0],
+						claimDueHeads ? counts : new Integer[0], lease.now(), keys.toArray(String[]::new), lease.now(),
+						destinations, counts, lease.owner(), millis, rest, rest, rest),
+				lease.mapper());
 	}
 
 	/**

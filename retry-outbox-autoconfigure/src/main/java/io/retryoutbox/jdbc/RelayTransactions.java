@@ -3,9 +3,15 @@ package io.retryoutbox.jdbc;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.List;
 
 import javax.sql.DataSource;
 
+import org.springframework.dao.IncorrectResultSizeDataAccessException;
+import org.springframework.jdbc.core.ArgumentPreparedStatementSetter;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
+import org.springframework.jdbc.core.RowMapperResultSetExtractor;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -38,20 +44,80 @@ final class RelayTransactions {
 	private RelayTransactions() {
 	}
 
+	/**
+	 * Transactions that apply the planner settings in a statement of their own, before
+	 * any of theirs.
+	 * @param dataSource the outbox's data source
+	 * @return the transactions
+	 */
 	static TransactionTemplate create(DataSource dataSource) {
-		return new TransactionTemplate(new CustomPlanTransactionManager(dataSource));
+		return new TransactionTemplate(new CustomPlanTransactionManager(dataSource, true));
+	}
+
+	/**
+	 * Transactions whose statements each carry the planner settings ({@link #carrying}):
+	 * for a round, whose every statement does, one round trip fewer. A round's statements
+	 * wait for the database as long for a statement that does nothing as for one that
+	 * writes its outcomes: in the shared bench the settings' own round trip took as much
+	 * of the poll thread's time as the outcomes' statement (docs/benchmarks.md,
+	 * thirty-second session).
+	 * @param dataSource the outbox's data source
+	 * @return the transactions
+	 */
+	static TransactionTemplate createCarried(DataSource dataSource) {
+		return new TransactionTemplate(new CustomPlanTransactionManager(dataSource, false));
+	}
+
+	/**
+	 * A statement preceded by the planner settings, sent with it in one round trip; the
+	 * driver prepares each of the two on the server, and the server applies the settings
+	 * before it binds the statement, so the statement's plan is made under them.
+	 * @param sql the statement
+	 * @return the statement that carries the settings, for {@link #query}
+	 */
+	static String carrying(String sql) {
+		return PLANNER_SETTINGS.strip() + ";\n" + sql;
+	}
+
+	/**
+	 * Runs a statement made by {@link #carrying} and maps the rows of its own result.
+	 * @param <T> the type of a row
+	 * @param jdbc the template whose connection (the transaction's) runs it
+	 * @param sql the statement with the settings
+	 * @param params its parameters
+	 * @param mapper the mapper of its rows
+	 * @return the rows
+	 */
+	static <T> List<T> query(JdbcTemplate jdbc, String sql, List<?> params, RowMapper<T> mapper) {
+		List<T> rows = jdbc.execute((Connection connection) -> connection.prepareStatement(sql),
+				(PreparedStatement statement) -> {
+					new ArgumentPreparedStatementSetter(params.toArray()).setValues(statement);
+					statement.execute();
+					if (!statement.getMoreResults()) {
+						throw new IncorrectResultSizeDataAccessException(
+								"The statement after the planner settings returned no result set: " + sql, 1, 0);
+					}
+					return new RowMapperResultSetExtractor<>(mapper).extractData(statement.getResultSet());
+				});
+		return (rows != null) ? rows : List.of();
 	}
 
 	private static final class CustomPlanTransactionManager extends DataSourceTransactionManager {
 
-		CustomPlanTransactionManager(DataSource dataSource) {
+		private final boolean settingsFirst;
+
+		CustomPlanTransactionManager(DataSource dataSource, boolean settingsFirst) {
 			super(dataSource);
+			this.settingsFirst = settingsFirst;
 		}
 
 		@Override
 		protected void prepareTransactionalConnection(Connection connection, TransactionDefinition definition)
 				throws SQLException {
 			super.prepareTransactionalConnection(connection, definition);
+			if (!this.settingsFirst) {
+				return;
+			}
 			// Prepared, as the round's statements are, so that the driver keeps it
 			// planned on the server: sent as text, it was planned again in every
 			// transaction, 9% of the poll thread's CPU.

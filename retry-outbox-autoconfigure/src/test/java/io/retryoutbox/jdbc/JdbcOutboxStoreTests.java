@@ -1,10 +1,13 @@
 package io.retryoutbox.jdbc;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -22,7 +25,9 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -433,6 +438,63 @@ class JdbcOutboxStoreTests {
 
 	private int rowVersions(UUID id) {
 		return this.jdbc.sql("SELECT count(*) FROM row_version WHERE id = ?").param(id).query(Integer.class).single();
+	}
+
+	@Test
+	void aRoundSendsThePlannerSettingsWithItsStatementsAndPlansThemUnderTheSettings() {
+		// One connection, as a relay's pooled one, whose statements are recorded as the
+		// driver is given them.
+		List<String> prepared = new ArrayList<>();
+		Connection connection = recording(DataSourceUtils.getConnection(this.dataSource), prepared);
+		SingleConnectionDataSource single = new SingleConnectionDataSource(connection, true);
+		OrderingKeys keys = new OrderingKeys(single, OutboxTables.in(null));
+		JdbcOutboxStore store = new JdbcOutboxStore(single, OutboxTables.in(null), JsonMapper.shared(), keys,
+				JdbcOutboxComponents.AttemptLog.DEFAULTS, Instant::now);
+		for (int i = 0; i < 8; i++) {
+			insert();
+		}
+		List<Claim> claimed = store.claim("relay-a", Map.of("api", 1), 1, Duration.ofMinutes(1));
+		for (int round = 0; round < 7; round++) {
+			assertThat(claimed).hasSize(1);
+			prepared.clear();
+			claimed = store
+				.round("relay-a", List.of(delivered(claimed.get(0).id(), 200)), List.of(), false, Map.of("api", 1), 1,
+						false, Duration.ofMinutes(1))
+				.claimed();
+			// The outcomes' statement and the claim's, each with the settings: no
+			// statement, and so no round trip, of the settings' own.
+			assertThat(prepared).hasSize(2)
+				.allSatisfy((sql) -> assertThat(sql).startsWith("SELECT set_config('plan_cache_mode'")
+					.contains("retry_outbox_message"));
+		}
+		assertThat(this.jdbc.sql("SELECT count(*) FROM retry_outbox_message WHERE status = 'DELIVERED'")
+			.query(Integer.class)
+			.single()).isEqualTo(7);
+		// The driver prepared the round's statements on the server once they had run five
+		// times; bound after the settings, they were never planned for their parameters.
+		List<Map<String, Object>> plans = JdbcClient.create(single).sql("""
+				SELECT generic_plans, custom_plans FROM pg_prepared_statements
+				WHERE statement LIKE '%INSERT INTO retry_outbox_attempt%' OR statement LIKE '%WITH claimed AS%'
+				""").query().listOfRows();
+		assertThat(plans).hasSize(2)
+			.allSatisfy((plan) -> assertThat(plan).containsEntry("custom_plans", 0L)
+				.hasEntrySatisfying("generic_plans", (count) -> assertThat((Long) count).isPositive()));
+		single.destroy();
+	}
+
+	private static Connection recording(Connection connection, List<String> prepared) {
+		return (Connection) Proxy.newProxyInstance(JdbcOutboxStoreTests.class.getClassLoader(),
+				new Class<?>[] { Connection.class }, (proxy, method, args) -> {
+					if (method.getName().equals("prepareStatement")) {
+						prepared.add((String) args[0]);
+					}
+					try {
+						return method.invoke(connection, args);
+					}
+					catch (InvocationTargetException ex) {
+						throw ex.getCause();
+					}
+				});
 	}
 
 	// Rather than waiting for the lease to run out.
