@@ -187,12 +187,12 @@ final class JdbcOutboxStore implements OutboxStore {
 			OrderingKeys.Finished finished = complete(owner, outcomes, unsent, releaseKeys);
 			// The heads that waited go first; the promotion then leases new ones
 			// within what is left of each destination's count; the rest of their
-			// runs follow, all in one statement.
+			// runs follow, all in one statement. The last statement of a round that
+			// is a transaction of its own commits it, in the same round trip.
 			boolean claim = !limits.isEmpty() && !claimOnlyIfPromoted;
-			List<Claim> claimed = (claim || !finished.lockedKeys().isEmpty())
-					? this.keys.claimAndPromote(finished.lockedKeys(),
-							new OrderingKeys.Lease(limits, owner, lease, now(), this::claimed), claim, runSize)
-					: List.of();
+			List<Claim> claimed = (claim || !finished.lockedKeys().isEmpty()) ? this.keys.claimAndPromote(
+					finished.lockedKeys(), new OrderingKeys.Lease(limits, owner, lease, now(), this::claimed), claim,
+					runSize, status.isNewTransaction()) : List.of();
 			return new Round(finished.written(), finished.lockedKeys().size(), claimed);
 		});
 		Assert.state(round != null, "A round returns its result");

@@ -473,6 +473,8 @@ final class OrderingKeys {
 
 	private final String promote;
 
+	private final String promoteAndCommit;
+
 	private final String delete;
 
 	private final String arrivedKeys;
@@ -507,6 +509,7 @@ final class OrderingKeys {
 		this.lockKeys = Sql.render(LOCK_KEYS, tables);
 		this.release = Sql.render(RELEASE, tables);
 		this.promote = RelayTransactions.carrying(Sql.render(claimAndPromoteStatement(), tables));
+		this.promoteAndCommit = RelayTransactions.committing(this.promote);
 		this.delete = Sql.render(DELETE, tables);
 		this.arrivedKeys = Sql.render(ARRIVED_KEYS, tables);
 	}
@@ -782,11 +785,20 @@ final class OrderingKeys {
 	 * key, each key's in order
 	 */
 	List<Claim> claimAndPromote(List<String> keys, Lease lease, boolean claimDueHeads, int runSize) {
+		return claimAndPromote(keys, lease, claimDueHeads, runSize, false);
+	}
+
+	/**
+	 * As {@link #claimAndPromote(List, Lease, boolean, int)}, and if {@code commit}, the
+	 * statement commits the caller's transaction, which must be of its own, in the same
+	 * round trip; the driver then has no commit left to send.
+	 */
+	List<Claim> claimAndPromote(List<String> keys, Lease lease, boolean claimDueHeads, int runSize, boolean commit) {
 		String[] destinations = lease.limits().keySet().toArray(String[]::new);
 		Integer[] counts = lease.limits().values().toArray(Integer[]::new);
 		long millis = lease.duration().toMillis();
 		int rest = Math.max(0, runSize - 1);
-		return RelayTransactions.query(this.inserts, this.promote,
+		return RelayTransactions.query(this.inserts, commit ? this.promoteAndCommit : this.promote,
 				List.of(lease.owner(), millis, claimDueHeads ? destinations : new String[0],
 						claimDueHeads ? counts : new Integer[0], lease.now(), keys.toArray(String[]::new), lease.now(),
 						destinations, counts, lease.owner(), millis, rest, rest, rest),

@@ -22,12 +22,16 @@ import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.testsupport.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -441,11 +445,13 @@ class JdbcOutboxStoreTests {
 	}
 
 	@Test
-	void aRoundSendsThePlannerSettingsWithItsStatementsAndPlansThemUnderTheSettings() {
+	void aRoundSendsThePlannerSettingsAndItsCommitWithItsStatementsAndPlansThemUnderTheSettings() {
 		// One connection, as a relay's pooled one, whose statements are recorded as the
-		// driver is given them.
+		// driver is given them, and whether the driver still had a transaction to commit
+		// when it was told to.
 		List<String> prepared = new ArrayList<>();
-		Connection connection = recording(DataSourceUtils.getConnection(this.dataSource), prepared);
+		List<TransactionState> atCommit = new ArrayList<>();
+		Connection connection = recording(DataSourceUtils.getConnection(this.dataSource), prepared, atCommit);
 		SingleConnectionDataSource single = new SingleConnectionDataSource(connection, true);
 		OrderingKeys keys = new OrderingKeys(single, OutboxTables.in(null));
 		JdbcOutboxStore store = new JdbcOutboxStore(single, OutboxTables.in(null), JsonMapper.shared(), keys,
@@ -461,12 +467,18 @@ class JdbcOutboxStoreTests {
 				.round("relay-a", List.of(delivered(claimed.get(0).id(), 200)), List.of(), false, Map.of("api", 1), 1,
 						false, Duration.ofMinutes(1))
 				.claimed();
-			// The outcomes' statement and the claim's, each with the settings: no
-			// statement, and so no round trip, of the settings' own.
+			// The outcomes' statement and the claim's, each with the settings, the
+			// claim's with the commit: no statement, and so no round trip, of the
+			// settings' own, and none for the commit.
 			assertThat(prepared).hasSize(2)
 				.allSatisfy((sql) -> assertThat(sql).startsWith("SELECT set_config('plan_cache_mode'")
 					.contains("retry_outbox_message"));
+			assertThat(prepared.get(1)).endsWith(";\nCOMMIT");
 		}
+		// The claim's transaction, then the rounds'.
+		assertThat(atCommit).containsExactly(TransactionState.OPEN, TransactionState.IDLE, TransactionState.IDLE,
+				TransactionState.IDLE, TransactionState.IDLE, TransactionState.IDLE, TransactionState.IDLE,
+				TransactionState.IDLE);
 		assertThat(this.jdbc.sql("SELECT count(*) FROM retry_outbox_message WHERE status = 'DELIVERED'")
 			.query(Integer.class)
 			.single()).isEqualTo(7);
@@ -482,11 +494,31 @@ class JdbcOutboxStoreTests {
 		single.destroy();
 	}
 
-	private static Connection recording(Connection connection, List<String> prepared) {
+	@Test
+	void aRoundInATransactionOfTheCallersLeavesItsCommitToTheCaller() {
+		UUID id = insert();
+		assertThat(this.store.claim("relay-a", Map.of("api", 10), 1, Duration.ofMinutes(1))).hasSize(1);
+		UUID next = insert();
+		new TransactionTemplate(new DataSourceTransactionManager(this.dataSource)).executeWithoutResult((status) -> {
+			status.setRollbackOnly();
+			assertThat(this.store
+				.round("relay-a", List.of(delivered(id, 200)), List.of(), false, Map.of("api", 10), 1, false,
+						Duration.ofMinutes(1))
+				.claimed()).singleElement().satisfies((claim) -> assertThat(claim.id()).isEqualTo(next));
+		});
+		assertThat(row(id)).containsEntry("status", "IN_FLIGHT").containsEntry("delivered_at", null);
+		assertThat(row(next)).containsEntry("status", "PENDING").containsEntry("lease_owner", null);
+		assertThat(attemptLog(id)).isEmpty();
+	}
+
+	private static Connection recording(Connection connection, List<String> prepared, List<TransactionState> atCommit) {
 		return (Connection) Proxy.newProxyInstance(JdbcOutboxStoreTests.class.getClassLoader(),
 				new Class<?>[] { Connection.class }, (proxy, method, args) -> {
 					if (method.getName().equals("prepareStatement")) {
 						prepared.add((String) args[0]);
+					}
+					if (method.getName().equals("commit")) {
+						atCommit.add(connection.unwrap(BaseConnection.class).getTransactionState());
 					}
 					try {
 						return method.invoke(connection, args);
