@@ -446,8 +446,9 @@ final class OrderingKeys {
 	// The enqueue's insert sets its parameters itself: through JdbcClient it took twice
 	// the client-side time of the bench's plain insert (a parameter list, a value
 	// wrapper per null, a cleanup pass), about a tenth of the enqueue's own time in the
-	// bench's cost profile.
-	private final JdbcTemplate inserts;
+	// bench's cost profile. The round's statements, which carry the planner settings,
+	// read the second of their results through it (RelayTransactions.query).
+	private final JdbcTemplate template;
 
 	private final TransactionTemplate transactions;
 
@@ -495,8 +496,8 @@ final class OrderingKeys {
 	private volatile boolean overflowed;
 
 	OrderingKeys(DataSource dataSource, OutboxTables tables) {
-		this.inserts = new JdbcTemplate(dataSource);
-		this.jdbc = JdbcClient.create(this.inserts);
+		this.template = new JdbcTemplate(dataSource);
+		this.jdbc = JdbcClient.create(this.template);
 		this.transactions = RelayTransactions.create(dataSource);
 		this.tables = tables;
 		this.insert = Sql.render(INSERT, tables);
@@ -520,7 +521,7 @@ final class OrderingKeys {
 	 */
 	void insert(NewMessage message) {
 		String key = message.orderingKey();
-		this.inserts.update((key != null) ? this.insertKeyed : this.insert, (statement) -> {
+		this.template.update((key != null) ? this.insertKeyed : this.insert, (statement) -> {
 			statement.setObject(1, message.id());
 			statement.setString(2, message.destination());
 			statement.setString(3, message.method());
@@ -620,7 +621,7 @@ final class OrderingKeys {
 		params.add(owner);
 		params.add(owner);
 		params.add(attemptLog.enabled());
-		Finished finished = DataAccessUtils.requiredSingleResult(RelayTransactions.query(this.inserts, this.finish,
+		Finished finished = DataAccessUtils.requiredSingleResult(RelayTransactions.query(this.template, this.finish,
 				params,
 				(rs, row) -> new Finished(rs.getInt("written"), List.of((String[]) rs.getArray("keys").getArray()))));
 		if (!candidates.isEmpty()) {
@@ -798,7 +799,7 @@ final class OrderingKeys {
 		Integer[] counts = lease.limits().values().toArray(Integer[]::new);
 		long millis = lease.duration().toMillis();
 		int rest = Math.max(0, runSize - 1);
-		return RelayTransactions.query(this.inserts, commit ? this.promoteAndCommit : this.promote,
+		return RelayTransactions.query(this.template, commit ? this.promoteAndCommit : this.promote,
 				List.of(lease.owner(), millis, claimDueHeads ? destinations : new String[0],
 						claimDueHeads ? counts : new Integer[0], lease.now(), keys.toArray(String[]::new), lease.now(),
 						destinations, counts, lease.owner(), millis, rest, rest, rest),
