@@ -504,6 +504,9 @@ final class OrderingKeys {
 		this.insertKeyed = Sql.render(INSERT_KEYED, tables);
 		this.insertLeased = Sql.render(INSERT_LEASED, tables);
 		this.insertKeyedLeased = Sql.render(INSERT_KEYED_LEASED, tables);
+		// Both carry the planner settings, so that either may be the first statement of a
+		// round: in a round with both, the second sets them again, a few microseconds of
+		// the server's in a round trip it makes anyway.
 		this.finish = RelayTransactions.carrying(Sql.render(FINISH, tables));
 		this.lockKey = Sql.render(LOCK_KEY, tables);
 		this.claimRuns = Sql.render(CLAIM_RUNS, tables);
