@@ -181,28 +181,19 @@ final class JdbcOutboxStore implements OutboxStore {
 		// unsent messages, which goes first.
 		TransactionTemplate transactions = unsent.isEmpty() ? this.roundTransactions : this.transactions;
 		Round round = transactions.execute((status) -> {
-			giveBack(owner, unsent);
-			boolean claim = !limits.isEmpty() && !claimOnlyIfPromoted;
-			OrderingKeys.Lease leased = new OrderingKeys.Lease(limits, owner, lease, now(), this::claimed);
-			// The last statement of a round that is a transaction of its own commits it,
-			// in the same round trip.
-			boolean commit = status.isNewTransaction();
-			if (outcomes.isEmpty() && !releaseKeys) {
-				return new Round(0, 0,
-						claim ? this.keys.claimAndPromote(List.of(), leased, true, runSize, commit) : List.of());
-			}
-			if (!claim && !releaseKeys) {
-				return new Round(this.keys.finish(owner, outcomes, this.attemptLog, false, commit).written(), 0,
-						List.of());
-			}
 			// The keys first, in the outcomes' statement: a head whose key is locked
-			// there gives it up in its outcome's write, and its successor is promoted in
-			// the next statement, one row version fewer than a mark and a release. There
-			// the heads that waited go first; the promotion then leases new heads within
-			// what is left of each destination's count; the rest of their runs follow.
-			OrderingKeys.FinishedAndClaimed done = this.keys.finishAndClaim(owner, outcomes, this.attemptLog,
-					releaseKeys, leased, claim, runSize, commit);
-			return new Round(done.finished().written(), done.finished().lockedKeys().size(), done.claimed());
+			// there gives it up in its outcome's write, and its successor is promoted
+			// below, one row version fewer than a mark and a release.
+			OrderingKeys.Finished finished = complete(owner, outcomes, unsent, releaseKeys);
+			// The heads that waited go first; the promotion then leases new ones
+			// within what is left of each destination's count; the rest of their
+			// runs follow, all in one statement. The last statement of a round that
+			// is a transaction of its own commits it, in the same round trip.
+			boolean claim = !limits.isEmpty() && !claimOnlyIfPromoted;
+			List<Claim> claimed = (claim || !finished.lockedKeys().isEmpty()) ? this.keys.claimAndPromote(
+					finished.lockedKeys(), new OrderingKeys.Lease(limits, owner, lease, now(), this::claimed), claim,
+					runSize, status.isNewTransaction()) : List.of();
+			return new Round(finished.written(), finished.lockedKeys().size(), claimed);
 		});
 		Assert.state(round != null, "A round returns its result");
 		return round;
@@ -212,25 +203,27 @@ final class JdbcOutboxStore implements OutboxStore {
 	public int complete(String owner, List<Outcome> outcomes, List<UUID> unsent) {
 		// In the relay's transaction even alone: its statements share their plans with
 		// the rounds', and a plan made outside it, with scans on, would be kept.
-		Integer written = this.transactions.execute((status) -> {
-			giveBack(owner, unsent);
-			return outcomes.isEmpty() ? 0 : this.keys.finish(owner, outcomes, this.attemptLog, false).written();
-		});
-		Assert.state(written != null, "A completion returns its count");
-		return written;
+		OrderingKeys.Finished finished = this.transactions
+			.execute((status) -> complete(owner, outcomes, unsent, false));
+		Assert.state(finished != null, "A completion returns its count");
+		return finished.written();
 	}
 
 	/**
-	 * Gives back the unsent rest of runs, in the transaction that writes the outcomes:
-	 * together, so that no finished head lets its key go while messages of its run are
-	 * still out. Only a leased message, the head of a run cancelled before its answer, is
-	 * written back: the rest of a run was read, not written, when its head was claimed
-	 * (see {@link OrderingKeys#CLAIM_RUNS}).
+	 * Writes outcomes and gives back the unsent rest of their runs, in the caller's
+	 * transaction if there is one: together, so that no finished head lets its key go
+	 * while messages of its run are still out. Only a leased message, the head of a run
+	 * cancelled before its answer, is written back: the rest of a run was read, not
+	 * written, when its head was claimed (see {@link OrderingKeys#CLAIM_RUNS}). If
+	 * {@code admit}, the same statement as the outcomes' locks and releases the keys to
+	 * admit to, for the promotion.
 	 */
-	private void giveBack(String owner, List<UUID> unsent) {
+	private OrderingKeys.Finished complete(String owner, List<Outcome> outcomes, List<UUID> unsent, boolean admit) {
 		if (!unsent.isEmpty()) {
 			release(owner, unsent);
 		}
+		return (outcomes.isEmpty() && !admit) ? OrderingKeys.Finished.NOTHING
+				: this.keys.finish(owner, outcomes, this.attemptLog, admit);
 	}
 
 	@Override

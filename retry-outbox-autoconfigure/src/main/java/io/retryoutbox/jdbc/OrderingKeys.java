@@ -261,15 +261,8 @@ final class OrderingKeys {
 				FROM updated u
 				WHERE ?
 			)
-			SELECT (SELECT count(*) FROM updated) AS written, locked.keys,
-				set_config('retry_outbox.locked_keys', locked.keys::text, true) AS noted
-			FROM locked
+			SELECT (SELECT count(*) FROM updated) AS written, locked.keys FROM locked
 			""";
-
-	// The keys the transaction's last FINISH locked, which it leaves in a setting local
-	// to the transaction, so that a promotion sent in the same round trip can read them
-	// (an array's text form reads back as the same array, however a key is spelled).
-	private static final String LOCKED_KEYS = "current_setting('retry_outbox.locked_keys')::text[]";
 
 	// The distinct keys of arrivals from the first parameter on, at most the second's
 	// number, one index probe each (a skip scan of the arrivals' index), and whether a
@@ -332,7 +325,7 @@ final class OrderingKeys {
 							WHERE w.ordering_key = k.k AND w.status = {PENDING} AND NOT w.is_head AND NOT w.new_arrival
 							ORDER BY w.seq LIMIT 1)) c
 					ORDER BY c.seq LIMIT 1) AS id
-				FROM unnest(%s) AS k(k)
+				FROM unnest(?::text[]) AS k(k)
 				WHERE NOT EXISTS (SELECT 1 FROM {message} h WHERE h.ordering_key = k.k AND h.is_head AND h.holds_key)
 			), heads AS (
 				SELECT ARRAY(SELECT id FROM next WHERE id IS NOT NULL) AS ids
@@ -387,23 +380,10 @@ final class OrderingKeys {
 				SELECT ordering_key, destination, id FROM admitted WHERE leased AND ordering_key IS NOT NULL) AS h""";
 
 	/**
-	 * {@link #PROMOTE} with its claim and the runs of the heads it leases, for the keys
-	 * given as a parameter.
+	 * {@link #PROMOTE} with its claim and the runs of the heads it leases.
 	 */
 	static String claimAndPromoteStatement() {
-		return claimAndPromoteStatement("?::text[]");
-	}
-
-	/**
-	 * {@link #PROMOTE} with its claim and the runs of the heads it leases, for the keys
-	 * that {@link #FINISH} locked before it in the same transaction.
-	 */
-	static String claimAndPromoteLockedStatement() {
-		return claimAndPromoteStatement(LOCKED_KEYS);
-	}
-
-	private static String claimAndPromoteStatement(String keys) {
-		return PROMOTE.formatted(JdbcOutboxStore.CLAIM, keys, RUNS.formatted(LEASED_HEADS), RUN_COLUMNS);
+		return PROMOTE.formatted(JdbcOutboxStore.CLAIM, RUNS.formatted(LEASED_HEADS), RUN_COLUMNS);
 	}
 
 	/**
@@ -496,12 +476,6 @@ final class OrderingKeys {
 
 	private final String promoteAndCommit;
 
-	private final String finishAndCommit;
-
-	private final String finishAndPromote;
-
-	private final String finishAndPromoteAndCommit;
-
 	private final String delete;
 
 	private final String arrivedKeys;
@@ -540,9 +514,6 @@ final class OrderingKeys {
 		this.release = Sql.render(RELEASE, tables);
 		this.promote = RelayTransactions.carrying(Sql.render(claimAndPromoteStatement(), tables));
 		this.promoteAndCommit = RelayTransactions.committing(this.promote);
-		this.finishAndCommit = RelayTransactions.committing(this.finish);
-		this.finishAndPromote = this.finish + ";\n" + Sql.render(claimAndPromoteLockedStatement(), tables);
-		this.finishAndPromoteAndCommit = RelayTransactions.committing(this.finishAndPromote);
 		this.delete = Sql.render(DELETE, tables);
 		this.arrivedKeys = Sql.render(ARRIVED_KEYS, tables);
 	}
@@ -630,48 +601,6 @@ final class OrderingKeys {
 	 * the keys locked
 	 */
 	Finished finish(String owner, List<Outcome> outcomes, JdbcOutboxComponents.AttemptLog attemptLog, boolean admit) {
-		return finish(owner, outcomes, attemptLog, admit, false);
-	}
-
-	/**
-	 * As {@link #finish(String, List, JdbcOutboxComponents.AttemptLog, boolean)}, and if
-	 * {@code commit}, the statement commits the caller's transaction, which must be of
-	 * its own, in the same round trip.
-	 */
-	Finished finish(String owner, List<Outcome> outcomes, JdbcOutboxComponents.AttemptLog attemptLog, boolean admit,
-			boolean commit) {
-		FinishParameters finish = finishParameters(owner, outcomes, attemptLog, admit);
-		Finished finished = DataAccessUtils.requiredSingleResult(RelayTransactions.query(this.template,
-				commit ? this.finishAndCommit : this.finish, finish.values(), FINISHED));
-		return finish.noteLocked(finished);
-	}
-
-	/**
-	 * {@link #finish} and then {@link #claimAndPromote} for the keys it locked, in one
-	 * round trip: the outcomes' statement leaves those keys in a setting of the
-	 * transaction's for the promotion's to read. Each is a statement of its own, so that
-	 * the promotion's snapshot is taken after the keys were locked. A round made both one
-	 * after another, each waiting for the other's answer.
-	 * @param commit whether the promotion's statement commits the caller's transaction,
-	 * which must be of its own, in the same round trip
-	 * @return what the outcomes' statement wrote and locked, and what the promotion
-	 * claimed and leased
-	 */
-	FinishedAndClaimed finishAndClaim(String owner, List<Outcome> outcomes, JdbcOutboxComponents.AttemptLog attemptLog,
-			boolean admit, Lease lease, boolean claimDueHeads, int runSize, boolean commit) {
-		FinishParameters finish = finishParameters(owner, outcomes, attemptLog, admit);
-		List<Object> params = new ArrayList<>(finish.values());
-		params.addAll(promoteParameters(lease, claimDueHeads, runSize, null));
-		FinishedAndClaimed done = RelayTransactions.query(this.template,
-				commit ? this.finishAndPromoteAndCommit : this.finishAndPromote, params,
-				(results) -> new FinishedAndClaimed(DataAccessUtils.requiredSingleResult(results.next(FINISHED)),
-						results.next(lease.mapper())));
-		finish.noteLocked(done.finished());
-		return done;
-	}
-
-	private FinishParameters finishParameters(String owner, List<Outcome> outcomes,
-			JdbcOutboxComponents.AttemptLog attemptLog, boolean admit) {
 		int size = outcomes.size();
 		String[][] columns = new String[14][size];
 		for (int i = 0; i < size; i++) {
@@ -695,51 +624,16 @@ final class OrderingKeys {
 		params.add(owner);
 		params.add(owner);
 		params.add(attemptLog.enabled());
-		return new FinishParameters(params, candidates);
-	}
-
-	private static final RowMapper<Finished> FINISHED = (rs, row) -> new Finished(rs.getInt("written"),
-			List.of((String[]) rs.getArray("keys").getArray()));
-
-	/**
-	 * The parameters of {@link #FINISH}, and the noted keys it tries to lock.
-	 */
-	private final class FinishParameters {
-
-		private final List<Object> values;
-
-		private final List<String> candidates;
-
-		FinishParameters(List<Object> values, List<String> candidates) {
-			this.values = values;
-			this.candidates = candidates;
+		Finished finished = DataAccessUtils.requiredSingleResult(RelayTransactions.query(this.template, this.finish,
+				params,
+				(rs, row) -> new Finished(rs.getInt("written"), List.of((String[]) rs.getArray("keys").getArray()))));
+		if (!candidates.isEmpty()) {
+			Set<String> taken = new HashSet<>(candidates);
+			taken.retainAll(finished.lockedKeys());
+			candidates.stream().filter((key) -> !taken.contains(key)).forEach(this.arrived::add);
+			giveBackUnlessCommitted(taken);
 		}
-
-		List<Object> values() {
-			return this.values;
-		}
-
-		// A noted key that another relay held is noted again, for a later admission.
-		Finished noteLocked(Finished finished) {
-			if (!this.candidates.isEmpty()) {
-				Set<String> taken = new HashSet<>(this.candidates);
-				taken.retainAll(finished.lockedKeys());
-				this.candidates.stream().filter((key) -> !taken.contains(key)).forEach(OrderingKeys.this.arrived::add);
-				giveBackUnlessCommitted(taken);
-			}
-			return finished;
-		}
-
-	}
-
-	/**
-	 * What {@link #finishAndClaim} wrote, locked, claimed and leased.
-	 *
-	 * @param finished what the outcomes' statement wrote and locked
-	 * @param claimed the heads claimed and leased, then the runs' messages
-	 */
-	record FinishedAndClaimed(Finished finished, List<Claim> claimed) {
-
+		return finished;
 	}
 
 	/**
@@ -749,6 +643,8 @@ final class OrderingKeys {
 	 * @param lockedKeys the keys locked and released, for {@link #promote}
 	 */
 	record Finished(int written, List<String> lockedKeys) {
+
+		static final Finished NOTHING = new Finished(0, List.of());
 
 	}
 
@@ -902,24 +798,15 @@ final class OrderingKeys {
 	 * round trip; the driver then has no commit left to send.
 	 */
 	List<Claim> claimAndPromote(List<String> keys, Lease lease, boolean claimDueHeads, int runSize, boolean commit) {
-		return RelayTransactions.query(this.template, commit ? this.promoteAndCommit : this.promote,
-				promoteParameters(lease, claimDueHeads, runSize, keys.toArray(String[]::new)), lease.mapper());
-	}
-
-	// The keys, when not read from the setting FINISH left, are the sixth.
-	private static List<Object> promoteParameters(Lease lease, boolean claimDueHeads, int runSize,
-			String @Nullable [] keys) {
 		String[] destinations = lease.limits().keySet().toArray(String[]::new);
 		Integer[] counts = lease.limits().values().toArray(Integer[]::new);
 		long millis = lease.duration().toMillis();
 		int rest = Math.max(0, runSize - 1);
-		List<Object> params = new ArrayList<>(List.of(lease.owner(), millis,
-				claimDueHeads ? destinations : new String[0], claimDueHeads ? counts : new Integer[0], lease.now()));
-		if (keys != null) {
-			params.add(keys);
-		}
-		params.addAll(List.of(lease.now(), destinations, counts, lease.owner(), millis, rest, rest, rest));
-		return params;
+		return RelayTransactions.query(this.template, commit ? this.promoteAndCommit : this.promote,
+				List.of(lease.owner(), millis, claimDueHeads ? destinations : new String[0],
+						claimDueHeads ? counts : new Integer[0], lease.now(), keys.toArray(String[]::new), lease.now(),
+						destinations, counts, lease.owner(), millis, rest, rest, rest),
+				lease.mapper());
 	}
 
 	/**

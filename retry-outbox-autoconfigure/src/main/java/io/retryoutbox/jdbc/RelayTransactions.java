@@ -15,7 +15,6 @@ import org.springframework.jdbc.core.RowMapperResultSetExtractor;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
-import org.springframework.util.Assert;
 
 /**
  * The transactions of the relay's rounds and of the key statements, in which PostgreSQL
@@ -105,72 +104,17 @@ final class RelayTransactions {
 	 * @return the rows
 	 */
 	static <T> List<T> query(JdbcTemplate jdbc, String sql, List<?> params, RowMapper<T> mapper) {
-		return query(jdbc, sql, params, (results) -> results.next(mapper));
-	}
-
-	/**
-	 * Runs statements made by {@link #carrying}, one after another in one round trip, and
-	 * reads their results, the settings' left out.
-	 * @param <T> what is read
-	 * @param jdbc the template whose connection (the transaction's) runs them
-	 * @param sql the statements with the settings
-	 * @param params their parameters, in order
-	 * @param reader reads each statement's rows in turn
-	 * @return what the reader read
-	 */
-	static <T> T query(JdbcTemplate jdbc, String sql, List<?> params, ResultsReader<T> reader) {
-		T read = jdbc.execute((Connection connection) -> connection.prepareStatement(sql),
+		List<T> rows = jdbc.execute((Connection connection) -> connection.prepareStatement(sql),
 				(PreparedStatement statement) -> {
 					new ArgumentPreparedStatementSetter(params.toArray()).setValues(statement);
 					statement.execute();
-					return reader.read(new Results(statement, sql));
+					if (!statement.getMoreResults()) {
+						throw new IncorrectResultSizeDataAccessException(
+								"The statement after the planner settings returned no result set: " + sql, 1, 0);
+					}
+					return new RowMapperResultSetExtractor<>(mapper).extractData(statement.getResultSet());
 				});
-		Assert.state(read != null, "A reader returns what it read");
-		return read;
-	}
-
-	/**
-	 * Reads what the statements after the planner settings return.
-	 *
-	 * @param <T> what is read
-	 */
-	@FunctionalInterface
-	interface ResultsReader<T> {
-
-		T read(Results results) throws SQLException;
-
-	}
-
-	/**
-	 * The results of statements after the planner settings, read in their order.
-	 */
-	static final class Results {
-
-		private final PreparedStatement statement;
-
-		private final String sql;
-
-		private Results(PreparedStatement statement, String sql) {
-			this.statement = statement;
-			this.sql = sql;
-		}
-
-		/**
-		 * Maps the rows of the next statement's result.
-		 * @param <T> the type of a row
-		 * @param mapper the mapper of its rows
-		 * @return the rows
-		 * @throws SQLException if the driver fails to read them
-		 */
-		<T> List<T> next(RowMapper<T> mapper) throws SQLException {
-			if (!this.statement.getMoreResults()) {
-				throw new IncorrectResultSizeDataAccessException(
-						"A statement after the planner settings returned no result set: " + this.sql, 1, 0);
-			}
-			List<T> rows = new RowMapperResultSetExtractor<>(mapper).extractData(this.statement.getResultSet());
-			return (rows != null) ? rows : List.of();
-		}
-
+		return (rows != null) ? rows : List.of();
 	}
 
 	private static final class CustomPlanTransactionManager extends DataSourceTransactionManager {

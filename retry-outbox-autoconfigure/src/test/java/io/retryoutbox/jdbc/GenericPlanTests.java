@@ -39,12 +39,9 @@ class GenericPlanTests {
 		statements.put("finish", OrderingKeys.FINISH);
 		statements.put("release_keys", OrderingKeys.RELEASE);
 		statements.put("promote", OrderingKeys.claimAndPromoteStatement());
-		statements.put("promote_locked", OrderingKeys.claimAndPromoteLockedStatement());
 		statements.put("arrived_keys", OrderingKeys.ARRIVED_KEYS);
 		Map<String, JsonNode> plans = new LinkedHashMap<>();
 		RelayTransactions.create(this.dataSource).executeWithoutResult((status) -> {
-			// As the outcomes' statement leaves them for the promotion after it.
-			this.jdbc.sql("SELECT set_config('retry_outbox.locked_keys', '{key-1,key-2}', true)").query().listOfRows();
 			statements.forEach((name, sql) -> {
 				this.jdbc
 					.sql("PREPARE " + name + " AS "
@@ -112,8 +109,6 @@ class GenericPlanTests {
 			case "release_keys" -> keys;
 			case "promote" -> "'" + OWNER + "', 60000, '{api}', '{10}', now(), " + keys + ", now(), '{api}', '{10}', '"
 					+ OWNER + "', 60000, 7, 7, 7";
-			case "promote_locked" -> "'" + OWNER + "', 60000, '{api}', '{10}', now(), now(), '{api}', '{10}', '" + OWNER
-					+ "', 60000, 7, 7, 7";
 			case "finish" -> finishParameters(leased);
 			default -> throw new IllegalArgumentException(name);
 		};
