@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A private PostgreSQL 15 cluster with pg_stat_statements, for statement-level figures: the shared
 # service does not load the extension, and loading it needs a restart.
-# Usage: statements.sh start | report | stop   (port 5499; data in /tmp/retry-outbox-pgss)
+# Usage: statements.sh start | log | report | stop   (port 5499; data in /tmp/retry-outbox-pgss)
+#   log: from then on, every statement's parse, bind and execute, with its time and backend, in
+#   /tmp/retry-outbox-pgss/log (emptied), for first-rounds.py
 # Between start and report: PGPORT=5499 PRE="create extension pg_stat_statements" run-one.sh ...
 set -euo pipefail
 DATA=/tmp/retry-outbox-pgss PG=/usr/lib/postgresql/15/bin
@@ -22,6 +24,10 @@ shared_preload_libraries = 'pg_stat_statements'
 pg_stat_statements.track = all
 CONF
     su postgres -c "$PG/pg_ctl -D $DATA/data -l $DATA/log -w start" > /dev/null ;;
+  log)
+    printf "log_min_duration_statement = 0\nlog_line_prefix = '%%m [%%p] '\n" >> "$DATA/data/postgresql.conf"
+    su postgres -c "$PG/pg_ctl -D $DATA/data reload" > /dev/null
+    : > "$DATA/log" ;;
   report)
     psql -h 127.0.0.1 -p 5499 -U postgres -d bench_prof -P pager=off \
       -c "select calls, round(total_exec_time::numeric) exec_ms, rows, shared_blks_hit hit, wal_records wal,
@@ -32,5 +38,5 @@ CONF
       -c "select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del from pg_stat_user_tables" ;;
   stop)
     su postgres -c "$PG/pg_ctl -D $DATA/data -w stop" > /dev/null; rm -rf "$DATA" ;;
-  *) echo "usage: $0 start | report | stop" >&2; exit 2 ;;
+  *) echo "usage: $0 start | log | report | stop" >&2; exit 2 ;;
 esac

@@ -7,6 +7,8 @@ import java.util.List;
 
 import javax.sql.DataSource;
 
+import org.postgresql.PGStatement;
+
 import org.springframework.dao.IncorrectResultSizeDataAccessException;
 import org.springframework.jdbc.core.ArgumentPreparedStatementSetter;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -15,6 +17,7 @@ import org.springframework.jdbc.core.RowMapperResultSetExtractor;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.ClassUtils;
 
 /**
  * The transactions of the relay's rounds and of the key statements, in which PostgreSQL
@@ -104,7 +107,7 @@ final class RelayTransactions {
 	 * @return the rows
 	 */
 	static <T> List<T> query(JdbcTemplate jdbc, String sql, List<?> params, RowMapper<T> mapper) {
-		List<T> rows = jdbc.execute((Connection connection) -> connection.prepareStatement(sql),
+		List<T> rows = jdbc.execute((Connection connection) -> prepared(connection, sql),
 				(PreparedStatement statement) -> {
 					new ArgumentPreparedStatementSetter(params.toArray()).setValues(statement);
 					statement.execute();
@@ -115,6 +118,44 @@ final class RelayTransactions {
 					return new RowMapperResultSetExtractor<>(mapper).extractData(statement.getResultSet());
 				});
 		return (rows != null) ? rows : List.of();
+	}
+
+	/**
+	 * A statement that the driver prepares on the server, and so the server plans, on its
+	 * first execution on the connection rather than its fifth. The pool hands the relay's
+	 * poll thread whichever of its connections is free, so a relay keeps meeting
+	 * connections that have not run its statements yet, at its start above all. Sent
+	 * unnamed, each of the first four executions on such a connection was parsed and
+	 * planned again: in the shared bench, the first rounds after the writers started each
+	 * spent 20-40 ms of the server's time planning a round's two statements, and five
+	 * rounds took the first half second (docs/benchmarks.md, thirty-third session).
+	 */
+	static PreparedStatement prepared(Connection connection, String sql) throws SQLException {
+		PreparedStatement statement = connection.prepareStatement(sql);
+		if (PGJDBC_PRESENT) {
+			PgStatements.prepareOnFirstExecution(statement);
+		}
+		return statement;
+	}
+
+	// Another driver (a wrapper of the PostgreSQL driver's unwraps to it) has its own
+	// rules.
+	private static final boolean PGJDBC_PRESENT = ClassUtils.isPresent("org.postgresql.PGStatement",
+			RelayTransactions.class.getClassLoader());
+
+	private static final class PgStatements {
+
+		static void prepareOnFirstExecution(PreparedStatement statement) throws SQLException {
+			if (statement.isWrapperFor(PGStatement.class)) {
+				PGStatement pgStatement = statement.unwrap(PGStatement.class);
+				// 0 turns server-side statements off, e.g. behind a pooler that cannot
+				// keep them: left as the application set it.
+				if (pgStatement.getPrepareThreshold() > 1) {
+					pgStatement.setPrepareThreshold(1);
+				}
+			}
+		}
+
 	}
 
 	private static final class CustomPlanTransactionManager extends DataSourceTransactionManager {
@@ -136,7 +177,7 @@ final class RelayTransactions {
 			// Prepared, as the round's statements are, so that the driver keeps it
 			// planned on the server: sent as text, it was planned again in every
 			// transaction, 9% of the poll thread's CPU.
-			try (PreparedStatement statement = connection.prepareStatement(PLANNER_SETTINGS)) {
+			try (PreparedStatement statement = prepared(connection, PLANNER_SETTINGS)) {
 				statement.execute();
 			}
 		}

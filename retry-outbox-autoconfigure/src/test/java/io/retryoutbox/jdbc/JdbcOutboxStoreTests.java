@@ -495,6 +495,67 @@ class JdbcOutboxStoreTests {
 	}
 
 	@Test
+	void aRoundPlansItsStatementsOnceOnAConnectionThatHasNotRunThemNotOnEachOfItsFirstRounds() {
+		// A connection new to the round's statements, as the pool's next one is to a
+		// relay whose poll thread the pool handed another.
+		Connection connection = DataSourceUtils.getConnection(this.dataSource);
+		SingleConnectionDataSource single = new SingleConnectionDataSource(connection, true);
+		OrderingKeys keys = new OrderingKeys(single, OutboxTables.in(null));
+		JdbcOutboxStore store = new JdbcOutboxStore(single, OutboxTables.in(null), JsonMapper.shared(), keys,
+				JdbcOutboxComponents.AttemptLog.DEFAULTS, Instant::now);
+		UUID first = insert("k");
+		insert("k");
+		List<Claim> claimed = store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 1), 1, false, Duration.ofMinutes(1))
+			.claimed();
+		assertThat(claimed).singleElement().satisfies((claim) -> assertThat(claim.id()).isEqualTo(first));
+		Outcome delivered = new Outcome(first, new RetryDecision.Delivered(), true, 200, null, null, Instant.now(),
+				Duration.ofMillis(5));
+		assertThat(store
+			.round("relay-a", List.of(delivered), List.of(), true, Map.of("api", 1), 1, false, Duration.ofMinutes(1))
+			.claimed()).hasSize(1);
+		// Each a statement of the server's from its first round on, planned once and then
+		// reused: sent unnamed, each of the first four rounds on a connection parsed and
+		// planned both again, up to 20 ms each on a busy machine in the shared bench.
+		List<Map<String, Object>> plans = JdbcClient.create(single).sql("""
+				SELECT generic_plans, custom_plans FROM pg_prepared_statements
+				WHERE statement LIKE '%INSERT INTO retry_outbox_attempt%' OR statement LIKE '%WITH claimed AS%'
+				""").query().listOfRows();
+		assertThat(plans).hasSize(2)
+			.allSatisfy(
+					(plan) -> assertThat(plan).containsEntry("custom_plans", 0L).containsEntry("generic_plans", 2L));
+		single.destroy();
+	}
+
+	@Test
+	void aRoundLeavesItsStatementsUnpreparedOnAConnectionThatPreparesNoneOnTheServer() {
+		// As behind a pooler that cannot keep a connection's prepared statements.
+		String url = TestDatabase.createDatabase();
+		DataSource unprepared = new DriverManagerDataSource(
+				url + (url.contains("?") ? "&" : "?") + "prepareThreshold=0");
+		new OutboxSchemaInitializer(unprepared, null).afterPropertiesSet();
+		SingleConnectionDataSource single = new SingleConnectionDataSource(DataSourceUtils.getConnection(unprepared),
+				true);
+		OrderingKeys keys = new OrderingKeys(single, OutboxTables.in(null));
+		JdbcOutboxStore store = new JdbcOutboxStore(single, OutboxTables.in(null), JsonMapper.shared(), keys,
+				JdbcOutboxComponents.AttemptLog.DEFAULTS, Instant::now);
+		UUID id = UUID.randomUUID();
+		keys.insert(new NewMessage(id, "api", "POST", "/charges", "{}", null, null, "k", id.toString()));
+		for (int round = 0; round < 6; round++) {
+			store.round("relay-a", List.of(), List.of(), true, Map.of("api", 1), 1, false, Duration.ofMinutes(1));
+		}
+		assertThat(JdbcClient.create(single)
+			.sql("SELECT status FROM retry_outbox_message WHERE id = ?")
+			.param(id)
+			.query(String.class)
+			.single()).isEqualTo("IN_FLIGHT");
+		assertThat(
+				JdbcClient.create(single).sql("SELECT count(*) FROM pg_prepared_statements").query(Long.class).single())
+			.isZero();
+		single.destroy();
+	}
+
+	@Test
 	void aRoundInATransactionOfTheCallersLeavesItsCommitToTheCaller() {
 		UUID id = insert();
 		assertThat(this.store.claim("relay-a", Map.of("api", 10), 1, Duration.ofMinutes(1))).hasSize(1);
