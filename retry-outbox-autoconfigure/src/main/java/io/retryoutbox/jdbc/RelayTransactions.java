@@ -44,6 +44,11 @@ final class RelayTransactions {
 				set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)
 			""";
 
+	// Only the PostgreSQL driver's statements, or a wrapper's that unwraps to one, are
+	// told when to prepare: another driver keeps its own rules.
+	private static final boolean PGJDBC_PRESENT = ClassUtils.isPresent("org.postgresql.PGStatement",
+			RelayTransactions.class.getClassLoader());
+
 	private RelayTransactions() {
 	}
 
@@ -130,18 +135,13 @@ final class RelayTransactions {
 	 * spent 20-40 ms of the server's time planning a round's two statements, and five
 	 * rounds took the first half second (docs/benchmarks.md, thirty-third session).
 	 */
-	static PreparedStatement prepared(Connection connection, String sql) throws SQLException {
+	private static PreparedStatement prepared(Connection connection, String sql) throws SQLException {
 		PreparedStatement statement = connection.prepareStatement(sql);
 		if (PGJDBC_PRESENT) {
 			PgStatements.prepareOnFirstExecution(statement);
 		}
 		return statement;
 	}
-
-	// Another driver (a wrapper of the PostgreSQL driver's unwraps to it) has its own
-	// rules.
-	private static final boolean PGJDBC_PRESENT = ClassUtils.isPresent("org.postgresql.PGStatement",
-			RelayTransactions.class.getClassLoader());
 
 	private static final class PgStatements {
 
