@@ -453,9 +453,7 @@ class JdbcOutboxStoreTests {
 		List<TransactionState> atCommit = new ArrayList<>();
 		Connection connection = recording(DataSourceUtils.getConnection(this.dataSource), prepared, atCommit);
 		SingleConnectionDataSource single = new SingleConnectionDataSource(connection, true);
-		OrderingKeys keys = new OrderingKeys(single, OutboxTables.in(null));
-		JdbcOutboxStore store = new JdbcOutboxStore(single, OutboxTables.in(null), JsonMapper.shared(), keys,
-				JdbcOutboxComponents.AttemptLog.DEFAULTS, Instant::now);
+		JdbcOutboxStore store = storeOn(single);
 		for (int i = 0; i < 8; i++) {
 			insert();
 		}
@@ -482,13 +480,9 @@ class JdbcOutboxStoreTests {
 		assertThat(this.jdbc.sql("SELECT count(*) FROM retry_outbox_message WHERE status = 'DELIVERED'")
 			.query(Integer.class)
 			.single()).isEqualTo(7);
-		// The driver prepared the round's statements on the server once they had run five
-		// times; bound after the settings, they were never planned for their parameters.
-		List<Map<String, Object>> plans = JdbcClient.create(single).sql("""
-				SELECT generic_plans, custom_plans FROM pg_prepared_statements
-				WHERE statement LIKE '%INSERT INTO retry_outbox_attempt%' OR statement LIKE '%WITH claimed AS%'
-				""").query().listOfRows();
-		assertThat(plans).hasSize(2)
+		// The driver prepared the round's statements on the server; bound after the
+		// settings, they were never planned for their parameters.
+		assertThat(roundPlans(single)).hasSize(2)
 			.allSatisfy((plan) -> assertThat(plan).containsEntry("custom_plans", 0L)
 				.hasEntrySatisfying("generic_plans", (count) -> assertThat((Long) count).isPositive()));
 		single.destroy();
@@ -500,9 +494,7 @@ class JdbcOutboxStoreTests {
 		// relay whose poll thread the pool handed another.
 		Connection connection = DataSourceUtils.getConnection(this.dataSource);
 		SingleConnectionDataSource single = new SingleConnectionDataSource(connection, true);
-		OrderingKeys keys = new OrderingKeys(single, OutboxTables.in(null));
-		JdbcOutboxStore store = new JdbcOutboxStore(single, OutboxTables.in(null), JsonMapper.shared(), keys,
-				JdbcOutboxComponents.AttemptLog.DEFAULTS, Instant::now);
+		JdbcOutboxStore store = storeOn(single);
 		UUID first = insert("k");
 		insert("k");
 		List<Claim> claimed = store
@@ -517,11 +509,7 @@ class JdbcOutboxStoreTests {
 		// Each a statement of the server's from its first round on, planned once and then
 		// reused: sent unnamed, each of the first four rounds on a connection parsed and
 		// planned both again, up to 20 ms each on a busy machine in the shared bench.
-		List<Map<String, Object>> plans = JdbcClient.create(single).sql("""
-				SELECT generic_plans, custom_plans FROM pg_prepared_statements
-				WHERE statement LIKE '%INSERT INTO retry_outbox_attempt%' OR statement LIKE '%WITH claimed AS%'
-				""").query().listOfRows();
-		assertThat(plans).hasSize(2)
+		assertThat(roundPlans(single)).hasSize(2)
 			.allSatisfy(
 					(plan) -> assertThat(plan).containsEntry("custom_plans", 0L).containsEntry("generic_plans", 2L));
 		single.destroy();
@@ -537,8 +525,7 @@ class JdbcOutboxStoreTests {
 		SingleConnectionDataSource single = new SingleConnectionDataSource(DataSourceUtils.getConnection(unprepared),
 				true);
 		OrderingKeys keys = new OrderingKeys(single, OutboxTables.in(null));
-		JdbcOutboxStore store = new JdbcOutboxStore(single, OutboxTables.in(null), JsonMapper.shared(), keys,
-				JdbcOutboxComponents.AttemptLog.DEFAULTS, Instant::now);
+		JdbcOutboxStore store = storeOn(single, keys);
 		UUID id = UUID.randomUUID();
 		keys.insert(new NewMessage(id, "api", "POST", "/charges", "{}", null, null, "k", id.toString()));
 		for (int round = 0; round < 6; round++) {
@@ -570,6 +557,23 @@ class JdbcOutboxStoreTests {
 		assertThat(row(id)).containsEntry("status", "IN_FLIGHT").containsEntry("delivered_at", null);
 		assertThat(row(next)).containsEntry("status", "PENDING").containsEntry("lease_owner", null);
 		assertThat(attemptLog(id)).isEmpty();
+	}
+
+	private static JdbcOutboxStore storeOn(DataSource dataSource) {
+		return storeOn(dataSource, new OrderingKeys(dataSource, OutboxTables.in(null)));
+	}
+
+	private static JdbcOutboxStore storeOn(DataSource dataSource, OrderingKeys keys) {
+		return new JdbcOutboxStore(dataSource, OutboxTables.in(null), JsonMapper.shared(), keys,
+				JdbcOutboxComponents.AttemptLog.DEFAULTS, Instant::now);
+	}
+
+	// The plans of the round's two statements that the connection holds on the server.
+	private static List<Map<String, Object>> roundPlans(DataSource connection) {
+		return JdbcClient.create(connection).sql("""
+				SELECT generic_plans, custom_plans FROM pg_prepared_statements
+				WHERE statement LIKE '%INSERT INTO retry_outbox_attempt%' OR statement LIKE '%WITH claimed AS%'
+				""").query().listOfRows();
 	}
 
 	private static Connection recording(Connection connection, List<String> prepared, List<TransactionState> atCommit) {
