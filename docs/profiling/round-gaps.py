@@ -16,34 +16,17 @@ saturated machine a thread woken that way often takes the core from the thread t
 import collections
 import datetime
 import json
-import re
 import subprocess
 import sys
+
+from statement_log import events
 
 log = sys.argv[1] if len(sys.argv) > 1 else '/tmp/retry-outbox-pgss/log'
 gap_ms = float(sys.argv[2]) if len(sys.argv) > 2 else 60
 wall = sys.argv[3] if len(sys.argv) > 3 else None
 
-entry = re.compile(r'^\d{4}-\d\d-\d\d (\d\d):(\d\d):(\d\d\.\d+) \S+ \[(\d+)\] LOG:  duration: ([\d.]+) ms  '
-                   r'(parse|bind|execute|statement)[^:]*: (.*)')
-entries = []
-for line in open(log, errors='replace'):
-    if re.match(r'^\d{4}-', line) or not entries:
-        entries.append(line.rstrip('\n'))
-    else:
-        entries[-1] += ' ' + line.strip()
-business, rounds = [], []
-for text in entries:
-    m = entry.match(text)
-    if not m:
-        continue
-    h, mi, s, _, _, phase, sql = m.groups()
-    t = int(h) * 3600 + int(mi) * 60 + float(s)
-    if 'bench_business' in sql:
-        business.append(t)
-    elif phase == 'execute' and 'WITH locked AS' in sql and 'pg_temp.' not in sql:
-        rounds.append(t)
-start = min(business)
+found, start = events(log)
+rounds = [t for t, _, phase, kind, _ in found if kind == 'outcomes' and phase == 'execute']
 gaps = [(a, b) for a, b in zip(rounds, rounds[1:]) if a >= start and (b - a) * 1000 > gap_ms]
 
 
