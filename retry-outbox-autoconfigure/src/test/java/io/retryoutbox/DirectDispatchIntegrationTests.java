@@ -94,6 +94,18 @@ class DirectDispatchIntegrationTests {
 	}
 
 	@Test
+	void sendsAHandedOverMessageAtCommitWithoutWaitingForTheMinRoundInterval() throws Exception {
+		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
+		runner().withPropertyValues("retry-outbox.relay.poll-interval=1h", "retry-outbox.relay.min-round-interval=30m")
+			.run((context) -> {
+				awaitRunning(context);
+				UUID id = send(context, "/one", "k");
+				assertThat(receivedPaths(1)).containsExactly("/one");
+				assertThat(insertedLeased(context, id)).isTrue();
+			});
+	}
+
+	@Test
 	void claimsEveryMessageByDefault() throws Exception {
 		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		OutboxContexts.runner(this.jdbcUrl)

@@ -314,6 +314,51 @@ class OutboxDeliveryIntegrationTests {
 	}
 
 	@Test
+	void startsTheRoundAnEnqueueBringsNoSoonerThanTheMinRoundIntervalAfterTheLastRound() {
+		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
+		runner()
+			.withPropertyValues("retry-outbox.relay.poll-interval=1h", "retry-outbox.relay.min-round-interval=6s",
+					"retry-outbox.relay.notify=false")
+			.run((context) -> {
+				// The first poll ran at start; the enqueue's wake-up comes well within
+				// six seconds of it, so its round waits for the rest of them.
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> context.getBean(OutboxRelay.class).getState() == OutboxRelay.State.RUNNING);
+				UUID id = sendInTransaction(context, charge("order-8"));
+				await().during(Duration.ofSeconds(2))
+					.atMost(Duration.ofSeconds(3))
+					.untilAsserted(() -> assertThat(OutboxContexts.row(context, id)).containsEntry("status", "PENDING")
+						.containsEntry("attempts", 0));
+				awaitStatus(context, id, "DELIVERED");
+				assertThat(server().getRequestCount()).isOne();
+			});
+	}
+
+	@Test
+	void keepsAMessageWhoseRoundIsStillWaitingWhenTheRelayStopsAndSendsItOnTheNextStart() {
+		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
+		runner()
+			.withPropertyValues("retry-outbox.relay.poll-interval=2h", "retry-outbox.relay.min-round-interval=1h",
+					"retry-outbox.relay.notify=false")
+			.run((context) -> {
+				OutboxRelay relay = context.getBean(OutboxRelay.class);
+				await().atMost(Duration.ofSeconds(10)).until(() -> relay.getState() == OutboxRelay.State.RUNNING);
+				UUID id = sendInTransaction(context, charge("order-9"));
+				relay.stop();
+				assertThat(relay.isRunning()).isFalse();
+				assertThat(OutboxContexts.row(context, id)).containsEntry("status", "PENDING")
+					.containsEntry("attempts", 0);
+				assertThat(server().getRequestCount()).isZero();
+				relay.start();
+				// Sent by the first poll after the start; its outcome waits for the
+				// next round, an hour away.
+				RecordedRequest request = server().takeRequest(20, TimeUnit.SECONDS);
+				assertThat(request).isNotNull();
+				assertThat(request.getHeaders().get("Idempotency-Key")).isEqualTo(id.toString());
+			});
+	}
+
+	@Test
 	void keepsTheIdempotencyKeyAcrossARestart() throws InterruptedException {
 		dispatcher().enqueue(new MockResponse.Builder().code(503).build());
 		dispatcher().enqueue(new MockResponse.Builder().code(200).build());

@@ -339,7 +339,8 @@ public final class RetryOutboxAutoConfiguration {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay(),
-					Math.toIntExact(relay.getErrorBodyLimit().toBytes()), relay.getRunSize());
+					Math.toIntExact(relay.getErrorBodyLimit().toBytes()), relay.getRunSize(),
+					relay.getMinRoundInterval());
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
 					: defaultRetryPolicy(properties, jsonMapper, clock);
 			ClientHttpConnector connector = relayConnector(connectionPool, connectorBuilder, httpClientSettings);

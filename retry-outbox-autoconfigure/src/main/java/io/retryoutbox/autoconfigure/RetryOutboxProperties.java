@@ -260,6 +260,15 @@ public class RetryOutboxProperties {
 		private int runSize = 8;
 
 		/**
+		 * Shortest time from the start of one relay round (outcomes written, keys
+		 * released, due messages claimed) to the start of the next one that an enqueue or
+		 * an answer brings, so that a busy relay works in fewer, larger batches; zero
+		 * starts a round as soon as something wakes the relay.
+		 */
+		@DurationUnit(ChronoUnit.MILLIS)
+		private Duration minRoundInterval = Duration.ofMillis(30);
+
+		/**
 		 * How long a claimed message stays leased to this instance before another may
 		 * take it over.
 		 */
@@ -428,6 +437,14 @@ public class RetryOutboxProperties {
 
 		public void setConcurrency(int concurrency) {
 			this.concurrency = concurrency;
+		}
+
+		public Duration getMinRoundInterval() {
+			return this.minRoundInterval;
+		}
+
+		public void setMinRoundInterval(Duration minRoundInterval) {
+			this.minRoundInterval = minRoundInterval;
 		}
 
 		public Duration getLeaseTimeout() {

@@ -80,7 +80,16 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	private final String owner = ManagementFactory.getRuntimeMXBean().getName() + "/"
 			+ UUID.randomUUID().toString().substring(0, 8);
 
+	// A poll is scheduled that a wake-up brought, at the earliest the round interval
+	// after the last poll started.
 	private final AtomicBoolean wakePending = new AtomicBoolean();
+
+	// A poll is submitted to send what direct dispatch handed over, which waits for no
+	// round interval.
+	private final AtomicBoolean sendPending = new AtomicBoolean();
+
+	// When the last poll started (System.nanoTime()).
+	private volatile long polledAt = System.nanoTime();
 
 	// Whether another instance enqueued since the last scan for keys without a head.
 	private final AtomicBoolean enqueuedElsewhere = new AtomicBoolean();
@@ -278,7 +287,10 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 		this.held.add(message.id());
 		this.handedOver.add(message);
-		wakeToSend();
+		if (this.running && this.polled && this.sendPending.compareAndSet(false, true)
+				&& !this.poller.submit(this::poll)) {
+			this.sendPending.set(false);
+		}
 	}
 
 	@Override
@@ -328,7 +340,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 */
 	public void wakeUp() {
 		this.claimWanted.set(true);
-		wakeToSend();
+		schedulePoll(0);
 	}
 
 	/**
@@ -343,12 +355,19 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	/**
-	 * Polls now without asking for a claim, e.g. to send what was handed over.
+	 * Polls after the given delay, or later if the round interval has not passed since
+	 * the last poll started: a busy relay then writes, releases and claims in fewer,
+	 * larger rounds, each of which costs the database about as much as a small one.
+	 * Wake-ups while a poll is scheduled are coalesced. Scheduled, not waited for, so
+	 * that nothing sleeps in the poll thread and a stop drops the poll at once.
 	 */
-	private void wakeToSend() {
-		if (this.running && this.polled && this.wakePending.compareAndSet(false, true)
-				&& !this.poller.submit(this::poll)) {
-			this.wakePending.set(false);
+	private void schedulePoll(long atLeastNanos) {
+		if (this.running && this.polled && this.wakePending.compareAndSet(false, true)) {
+			long interval = this.polledAt + this.settings.minRoundInterval().toNanos() - System.nanoTime();
+			Duration delay = Duration.ofNanos(Math.max(0, Math.max(atLeastNanos, interval)));
+			if (!this.poller.schedule(delay, this::poll)) {
+				this.wakePending.set(false);
+			}
 		}
 	}
 
@@ -618,7 +637,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private void poll() {
 		this.polled = true;
+		this.polledAt = System.nanoTime();
 		this.wakePending.set(false);
+		this.sendPending.set(false);
 		try {
 			// Before the outcomes are taken: if this fails, they stay queued. Also once
 			// per poll interval: keys an enqueue held at the last pass, or whose release
@@ -1031,14 +1052,11 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	/**
-	 * Polls after {@link #LINGER}, so that answers arriving close together are written in
-	 * one round.
+	 * Polls after {@link #LINGER} at the earliest, so that answers arriving close
+	 * together are written in one round.
 	 */
 	private void wakeUpSoon() {
-		if (this.running && this.polled && this.wakePending.compareAndSet(false, true)
-				&& !this.poller.schedule(LINGER, this::poll)) {
-			this.wakePending.set(false);
-		}
+		schedulePoll(LINGER.toNanos());
 	}
 
 	private void failed(List<? extends Claim> run, Throwable ex) {
@@ -1153,13 +1171,17 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * it, in bytes
 	 * @param runSize the largest number of messages of one ordering key claimed together
 	 * and sent one after another, each once the one before was delivered
+	 * @param minRoundInterval the least time from the start of one poll to the start of
+	 * the next that a wake-up brings (an enqueue, an answer), so that a busy relay claims
+	 * and writes outcomes in batches; zero polls as soon as something wakes the relay
 	 */
 	public record Settings(Duration pollInterval, int batchSize, int concurrency, Duration leaseTimeout,
-			Duration shutdownTimeout, Duration startDelay, int errorBodyLimit, int runSize) {
+			Duration shutdownTimeout, Duration startDelay, int errorBodyLimit, int runSize, Duration minRoundInterval) {
 
 		/**
-		 * Settings that read at most 4 KB of an error response's body and send each
-		 * message of a key from a claim of its own.
+		 * Settings that read at most 4 KB of an error response's body, send each message
+		 * of a key from a claim of its own, and poll as soon as something wakes the
+		 * relay.
 		 * @param pollInterval how often to look for due messages when nothing woke the
 		 * relay
 		 * @param batchSize the largest number of messages claimed at once
@@ -1171,7 +1193,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		 */
 		public Settings(Duration pollInterval, int batchSize, int concurrency, Duration leaseTimeout,
 				Duration shutdownTimeout, Duration startDelay) {
-			this(pollInterval, batchSize, concurrency, leaseTimeout, shutdownTimeout, startDelay, 4096, 1);
+			this(pollInterval, batchSize, concurrency, leaseTimeout, shutdownTimeout, startDelay, 4096, 1,
+					Duration.ZERO);
 		}
 
 		public Settings {
@@ -1186,6 +1209,10 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			Assert.isTrue(!startDelay.isNegative(), () -> "start-delay must not be negative, was " + startDelay);
 			Assert.isTrue(errorBodyLimit >= 0, () -> "error-body-limit must not be negative, was " + errorBodyLimit);
 			Assert.isTrue(runSize > 0, () -> "run-size must be positive, was " + runSize);
+			Assert.isTrue(!minRoundInterval.isNegative(),
+					() -> "min-round-interval must not be negative, was " + minRoundInterval);
+			Assert.isTrue(minRoundInterval.compareTo(pollInterval) < 0, () -> "min-round-interval (" + minRoundInterval
+					+ ") must be shorter than poll-interval (" + pollInterval + ")");
 		}
 
 	}

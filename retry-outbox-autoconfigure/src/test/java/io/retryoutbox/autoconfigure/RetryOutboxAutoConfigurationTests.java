@@ -190,6 +190,23 @@ class RetryOutboxAutoConfigurationTests {
 	}
 
 	@Test
+	void failsFastOnANegativeMinRoundInterval() {
+		this.runner.withPropertyValues("retry-outbox.relay.min-round-interval=-1ms")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("min-round-interval must not be negative, was PT-0.001S"));
+	}
+
+	@Test
+	void failsFastOnAMinRoundIntervalNotShorterThanThePollInterval() {
+		this.runner
+			.withPropertyValues("retry-outbox.relay.poll-interval=500ms", "retry-outbox.relay.min-round-interval=500ms")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("min-round-interval (PT0.5S) must be shorter than poll-interval (PT0.5S)"));
+	}
+
+	@Test
 	void failsFastWhenADestinationHasNoBaseUrl() {
 		this.runner.withPropertyValues("retry-outbox.destinations.broken.timeout=1s")
 			.run((context) -> assertThat(context).hasFailed()
