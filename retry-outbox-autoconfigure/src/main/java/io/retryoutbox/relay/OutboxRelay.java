@@ -288,7 +288,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		this.held.add(message.id());
 		this.handedOver.add(message);
 		if (this.running && this.polled && this.sendPending.compareAndSet(false, true)
-				&& !this.poller.submit(this::poll)) {
+				&& !this.poller.submit(() -> poll(this.sendPending))) {
 			this.sendPending.set(false);
 		}
 	}
@@ -358,14 +358,15 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * Polls after the given delay, or later if the round interval has not passed since
 	 * the last poll started: a busy relay then writes, releases and claims in fewer,
 	 * larger rounds, each of which costs the database about as much as a small one.
-	 * Wake-ups while a poll is scheduled are coalesced. Scheduled, not waited for, so
+	 * Wake-ups while a poll is scheduled are coalesced; only that poll ends the
+	 * coalescing, so that at most one is ever scheduled. Scheduled, not waited for, so
 	 * that nothing sleeps in the poll thread and a stop drops the poll at once.
 	 */
 	private void schedulePoll(long atLeastNanos) {
 		if (this.running && this.polled && this.wakePending.compareAndSet(false, true)) {
 			long interval = this.polledAt + this.settings.minRoundInterval().toNanos() - System.nanoTime();
 			Duration delay = Duration.ofNanos(Math.max(0, Math.max(atLeastNanos, interval)));
-			if (!this.poller.schedule(delay, this::poll)) {
+			if (!this.poller.schedule(delay, () -> poll(this.wakePending))) {
 				this.wakePending.set(false);
 			}
 		}
@@ -635,11 +636,16 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 	}
 
+	private void poll(AtomicBoolean scheduled) {
+		// Before the wake-ups that come during this poll may schedule the next one.
+		this.polledAt = System.nanoTime();
+		scheduled.set(false);
+		poll();
+	}
+
 	private void poll() {
 		this.polled = true;
 		this.polledAt = System.nanoTime();
-		this.wakePending.set(false);
-		this.sendPending.set(false);
 		try {
 			// Before the outcomes are taken: if this fails, they stay queued. Also once
 			// per poll interval: keys an enqueue held at the last pass, or whose release

@@ -1,0 +1,80 @@
+package io.retryoutbox;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.retryoutbox.jdbc.JdbcOutboxComponents;
+import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.relay.OutboxStore;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * {@code retry-outbox.relay.min-round-interval}: the rounds that wake-ups bring start at
+ * most once per interval, however many wake-ups come, on a real PostgreSQL.
+ */
+class RoundIntervalIntegrationTests {
+
+	private final String jdbcUrl = TestDatabase.createDatabase();
+
+	@Test
+	void startsAtMostOneRoundPerIntervalWhileWakeUpsKeepComingAcrossThePollIntervalsOwnPolls() {
+		OutboxContexts.runner(this.jdbcUrl)
+			.withUserConfiguration(CountingStore.class)
+			.withPropertyValues("retry-outbox.relay.poll-interval=300ms", "retry-outbox.relay.min-round-interval=200ms",
+					"retry-outbox.relay.notify=false")
+			.run((context) -> {
+				OutboxRelay relay = context.getBean(OutboxRelay.class);
+				await().atMost(Duration.ofSeconds(10)).until(() -> relay.getState() == OutboxRelay.State.RUNNING);
+				AtomicInteger rounds = context.getBean(CountingStore.class).rounds;
+				int before = rounds.get();
+				long started = System.nanoTime();
+				// Wake-ups as an enqueue's commit makes them, without pause, for four
+				// seconds: thirteen of the poll interval's own polls come in between.
+				while (System.nanoTime() - started < Duration.ofSeconds(4).toNanos()) {
+					relay.wakeUp();
+					Thread.onSpinWait();
+				}
+				int counted = rounds.get() - before;
+				long elapsedMillis = Duration.ofNanos(System.nanoTime() - started).toMillis();
+				// One round per interval that a wake-up brings, one per poll interval
+				// of the relay's own, and the one under way at the start.
+				long most = elapsedMillis / 200 + elapsedMillis / 300 + 2;
+				assertThat(counted).isPositive().isLessThanOrEqualTo((int) most);
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CountingStore {
+
+		final AtomicInteger rounds = new AtomicInteger();
+
+		@Bean
+		OutboxStore countingOutboxStore(JdbcOutboxComponents jdbc) {
+			OutboxStore store = jdbc.store();
+			return (OutboxStore) Proxy.newProxyInstance(OutboxStore.class.getClassLoader(),
+					new Class<?>[] { OutboxStore.class }, (proxy, method, args) -> {
+						if (method.getName().equals("round")) {
+							this.rounds.incrementAndGet();
+						}
+						try {
+							return method.invoke(store, args);
+						}
+						catch (InvocationTargetException ex) {
+							throw ex.getCause();
+						}
+					});
+		}
+
+	}
+
+}
