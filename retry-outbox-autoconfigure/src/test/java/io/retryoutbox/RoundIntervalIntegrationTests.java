@@ -3,14 +3,17 @@ package io.retryoutbox;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.OutboxStore;
+import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -23,6 +26,9 @@ import static org.awaitility.Awaitility.await;
  * most once per interval, however many wake-ups come, on a real PostgreSQL.
  */
 class RoundIntervalIntegrationTests {
+
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
 
 	private final String jdbcUrl = TestDatabase.createDatabase();
 
@@ -50,6 +56,28 @@ class RoundIntervalIntegrationTests {
 				// of the relay's own, and the one under way at the start.
 				long most = elapsedMillis / 200 + elapsedMillis / 300 + 2;
 				assertThat(counted).isPositive().isLessThanOrEqualTo((int) most);
+			});
+	}
+
+	@Test
+	void claimsTheNextBatchOfABacklogAtOnceInsteadOfAfterTheRoundInterval() throws InterruptedException {
+		OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.relay.poll-interval=2h", "retry-outbox.relay.min-round-interval=1h",
+					"retry-outbox.relay.batch-size=10", "retry-outbox.relay.auto-startup=false",
+					"retry-outbox.relay.notify=false",
+					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"))
+			.run((context) -> {
+				OutboxContexts.transactions(context).executeWithoutResult((status) -> {
+					for (int i = 0; i < 35; i++) {
+						context.getBean(Outbox.class).send(OutboxRequest.post("api", "/backlog/" + i).build());
+					}
+				});
+				context.getBean(OutboxRelay.class).start();
+				// The start's poll claims the first ten; each whole batch brings the next
+				// claim at once, not an hour later.
+				for (int i = 0; i < 35; i++) {
+					assertThat(this.destination.server().takeRequest(20, TimeUnit.SECONDS)).isNotNull();
+				}
 			});
 	}
 

@@ -266,7 +266,7 @@ public class RetryOutboxProperties {
 		 * starts a round as soon as something wakes the relay.
 		 */
 		@DurationUnit(ChronoUnit.MILLIS)
-		private Duration minRoundInterval = Duration.ofMillis(30);
+		private Duration minRoundInterval = Duration.ofMillis(50);
 
 		/**
 		 * How long a claimed message stays leased to this instance before another may

@@ -84,9 +84,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	// after the last poll started.
 	private final AtomicBoolean wakePending = new AtomicBoolean();
 
-	// A poll is submitted to send what direct dispatch handed over, which waits for no
-	// round interval.
-	private final AtomicBoolean sendPending = new AtomicBoolean();
+	// A poll is submitted that waits for no round interval: to send what direct
+	// dispatch handed over, or to claim again after a full batch.
+	private final AtomicBoolean nowPending = new AtomicBoolean();
 
 	// When the last poll started (System.nanoTime()).
 	private volatile long polledAt = System.nanoTime();
@@ -287,9 +287,13 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 		this.held.add(message.id());
 		this.handedOver.add(message);
-		if (this.running && this.polled && this.sendPending.compareAndSet(false, true)
-				&& !this.poller.submit(() -> poll(this.sendPending))) {
-			this.sendPending.set(false);
+		pollNow();
+	}
+
+	private void pollNow() {
+		if (this.running && this.polled && this.nowPending.compareAndSet(false, true)
+				&& !this.poller.submit(() -> poll(this.nowPending))) {
+			this.nowPending.set(false);
 		}
 	}
 
@@ -805,7 +809,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	/**
-	 * Polls again at once if a destination's claim was full and it may send more now, or
+	 * Polls again at once if a destination's claim was a whole batch; after the round
+	 * interval if a claim was full otherwise and the destination may send more now, or
 	 * outcomes are waiting; else, if a destination with more due messages waits for its
 	 * rate, when its next request may start. Otherwise the poll interval, a completion or
 	 * an enqueue brings the next poll.
@@ -820,6 +825,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			}
 		}
 		boolean moreWork = false;
+		// A round that claimed a whole batch for a destination, e.g. in a backlog, is as
+		// large as rounds get: the next one need not wait for the round interval.
+		boolean fullBatch = false;
 		long rateWait = Long.MAX_VALUE;
 		for (String destination : this.backlogged) {
 			long wait = this.flows.get(destination).untilRatePermits().toNanos();
@@ -829,12 +837,17 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				// follow to bring the next poll.
 				moreWork |= full.contains(destination)
 						|| (!limits.containsKey(destination) && this.flows.get(destination).available() > 0);
+				fullBatch |= full.contains(destination) && limits.get(destination) >= this.settings.batchSize();
 			}
 			else {
 				rateWait = Math.min(rateWait, wait);
 			}
 		}
-		if (moreWork) {
+		if (fullBatch) {
+			this.claimWanted.set(true);
+			pollNow();
+		}
+		else if (moreWork) {
 			wakeUp();
 		}
 		else if (!this.completed.isEmpty()) {

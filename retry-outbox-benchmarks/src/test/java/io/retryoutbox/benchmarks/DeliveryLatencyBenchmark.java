@@ -71,7 +71,8 @@ class DeliveryLatencyBenchmark {
 					"spring.datasource.hikari.maximum-pool-size=8");
 	}
 
-	// Each message commits right after the one before arrived, so right after a round: with
+	// Each message commits right after the one before arrived, so right after a round:
+	// with
 	// no round interval, what is measured is the relay's own path from a commit to the
 	// attempt.
 	@Test
@@ -93,7 +94,8 @@ class DeliveryLatencyBenchmark {
 				});
 	}
 
-	// The same with the default round interval (30 ms): a message that commits right after
+	// The same with the default round interval (50 ms): a message that commits right
+	// after
 	// a round waits for the rest of it.
 	@Test
 	void commitToFirstAttemptLatencyRightAfterARoundWithTheDefaultRoundInterval() {
