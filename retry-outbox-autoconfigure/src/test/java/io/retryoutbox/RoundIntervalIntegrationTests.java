@@ -12,9 +12,11 @@ import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -79,6 +81,38 @@ class RoundIntervalIntegrationTests {
 					assertThat(this.destination.server().takeRequest(20, TimeUnit.SECONDS)).isNotNull();
 				}
 			});
+	}
+
+	@Test
+	void aRestartedRelayIsWokenAgainThoughAPollWasStillScheduledWhenItStopped() throws InterruptedException {
+		OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.relay.poll-interval=2h", "retry-outbox.relay.min-round-interval=1s",
+					"retry-outbox.relay.notify=false",
+					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"))
+			.run((context) -> {
+				OutboxRelay relay = context.getBean(OutboxRelay.class);
+				await().atMost(Duration.ofSeconds(10)).until(() -> relay.getState() == OutboxRelay.State.RUNNING);
+				// Its wake-up schedules a poll a second after the start's, which the stop
+				// drops.
+				send(context, "/before-stop");
+				relay.stop();
+				relay.start();
+				assertThat(this.destination.server().takeRequest(20, TimeUnit.SECONDS).getTarget())
+					.isEqualTo("/before-stop");
+				// Only this message's wake-up can bring the next poll: the poll
+				// interval's
+				// is two hours away.
+				send(context, "/after-restart");
+				assertThat(this.destination.server().takeRequest(20, TimeUnit.SECONDS)).isNotNull()
+					.extracting(RecordedRequest::getTarget)
+					.isEqualTo("/after-restart");
+			});
+	}
+
+	private static void send(ApplicationContext context, String path) {
+		OutboxContexts.transactions(context)
+			.executeWithoutResult(
+					(status) -> context.getBean(Outbox.class).send(OutboxRequest.post("api", path).build()));
 	}
 
 	@Configuration(proxyBeanMethods = false)

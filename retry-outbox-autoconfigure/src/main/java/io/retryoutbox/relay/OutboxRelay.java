@@ -81,8 +81,16 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			+ UUID.randomUUID().toString().substring(0, 8);
 
 	// A poll is scheduled that a wake-up brought, at the earliest the round interval
-	// after the last poll started.
+	// after the last poll started: the one numbered wakeGeneration, due at wakeAt
+	// (System.nanoTime()). An earlier wake-up replaces it, and a replaced one does
+	// nothing when it comes.
 	private final AtomicBoolean wakePending = new AtomicBoolean();
+
+	private final Object wakeLock = new Object();
+
+	private long wakeGeneration;
+
+	private volatile long wakeAt;
 
 	// A poll is submitted that waits for no round interval: to send what direct
 	// dispatch handed over, or to claim again after a full batch.
@@ -362,18 +370,49 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * Polls after the given delay, or later if the round interval has not passed since
 	 * the last poll started: a busy relay then writes, releases and claims in fewer,
 	 * larger rounds, each of which costs the database about as much as a small one.
-	 * Wake-ups while a poll is scheduled are coalesced; only that poll ends the
-	 * coalescing, so that at most one is ever scheduled. Scheduled, not waited for, so
-	 * that nothing sleeps in the poll thread and a stop drops the poll at once.
+	 * Wake-ups while a poll is scheduled are coalesced, unless they want it sooner (an
+	 * enqueue after an answer's delayed poll); only the scheduled poll ends the
+	 * coalescing, so that one is ever due. Scheduled, not waited for, so that nothing
+	 * sleeps in the poll thread and a stop drops the poll at once.
 	 */
 	private void schedulePoll(long atLeastNanos) {
-		if (this.running && this.polled && this.wakePending.compareAndSet(false, true)) {
-			long interval = this.polledAt + this.settings.minRoundInterval().toNanos() - System.nanoTime();
-			Duration delay = Duration.ofNanos(Math.max(0, Math.max(atLeastNanos, interval)));
-			if (!this.poller.schedule(delay, () -> poll(this.wakePending))) {
+		if (!this.running || !this.polled) {
+			return;
+		}
+		if (this.wakePending.get() && this.wakeAt - wakeAt(atLeastNanos, System.nanoTime()) <= 0) {
+			return;
+		}
+		synchronized (this.wakeLock) {
+			// Again under the lock: a poll that started since notes its start first.
+			long now = System.nanoTime();
+			long at = wakeAt(atLeastNanos, now);
+			if (this.wakePending.get() && this.wakeAt - at <= 0) {
+				return;
+			}
+			long generation = ++this.wakeGeneration;
+			this.wakeAt = at;
+			this.wakePending.set(true);
+			if (!this.poller.schedule(Duration.ofNanos(at - now), () -> wakePoll(generation))) {
 				this.wakePending.set(false);
 			}
 		}
+	}
+
+	private long wakeAt(long atLeastNanos, long now) {
+		return now
+				+ Math.max(0, Math.max(atLeastNanos, this.polledAt + this.settings.minRoundInterval().toNanos() - now));
+	}
+
+	private void wakePoll(long generation) {
+		synchronized (this.wakeLock) {
+			if (generation != this.wakeGeneration) {
+				return;
+			}
+			// Before the wake-ups that come during this poll may schedule the next one.
+			this.polledAt = System.nanoTime();
+			this.wakePending.set(false);
+		}
+		poll();
 	}
 
 	/**
@@ -418,6 +457,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 		this.sending = Disposables.composite();
 		this.polled = false;
+		// A poll still scheduled when the relay stopped never ran.
+		this.wakePending.set(false);
+		this.nowPending.set(false);
 		this.ratePollAt = System.nanoTime();
 		this.poller.start();
 		this.runThread.start();
@@ -641,7 +683,6 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	private void poll(AtomicBoolean scheduled) {
-		// Before the wake-ups that come during this poll may schedule the next one.
 		this.polledAt = System.nanoTime();
 		scheduled.set(false);
 		poll();
