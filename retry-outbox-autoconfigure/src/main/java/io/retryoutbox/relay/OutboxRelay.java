@@ -347,8 +347,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	/**
-	 * Looks for due messages now instead of at the next poll. Calls that arrive while a
-	 * wake-up is pending are coalesced.
+	 * Looks for due messages now instead of at the next poll, or, if the last poll
+	 * started less than {@code min-round-interval} ago, once that has passed. Calls that
+	 * arrive while a wake-up is pending are coalesced.
 	 */
 	public void wakeUp() {
 		this.claimWanted.set(true);
