@@ -115,6 +115,30 @@ class RoundIntervalIntegrationTests {
 					(status) -> context.getBean(Outbox.class).send(OutboxRequest.post("api", path).build()));
 	}
 
+	@Test
+	void claimsAgainForADestinationWhoseFlowLimitCutItsClaimOnceHalfItsPermitsAreFree() throws InterruptedException {
+		OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.relay.poll-interval=2h", "retry-outbox.relay.min-round-interval=1h",
+					"retry-outbox.relay.auto-startup=false", "retry-outbox.relay.notify=false",
+					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
+					"retry-outbox.destinations.api.flow.adaptive=false",
+					"retry-outbox.destinations.api.flow.max-concurrency=4")
+			.run((context) -> {
+				OutboxContexts.transactions(context).executeWithoutResult((status) -> {
+					for (int i = 0; i < 35; i++) {
+						context.getBean(Outbox.class).send(OutboxRequest.post("api", "/limited/" + i).build());
+					}
+				});
+				context.getBean(OutboxRelay.class).start();
+				// The start's poll claims four, all the limit lets it; their answers free
+				// the
+				// permits, which bring the next claim at once, not an hour later.
+				for (int i = 0; i < 35; i++) {
+					assertThat(this.destination.server().takeRequest(20, TimeUnit.SECONDS)).isNotNull();
+				}
+			});
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class CountingStore {
 

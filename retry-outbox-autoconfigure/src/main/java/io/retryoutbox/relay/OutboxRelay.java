@@ -126,6 +126,11 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	// messages may be due. Only the poller's thread uses it.
 	private final Set<String> backlogged = new HashSet<>();
 
+	// Destinations with more due messages than their last claim could take, short of a
+	// whole batch, because their flow limit or the relay's slots were busy: a run's end
+	// that frees enough of their permits brings the next claim at once.
+	private final Set<String> cutShort = ConcurrentHashMap.newKeySet();
+
 	// When the poll that waits for a destination's rate is due (System.nanoTime()); in
 	// the past when none is scheduled.
 	private volatile long ratePollAt;
@@ -866,6 +871,15 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				this.backlogged.remove(destination);
 			}
 		}
+		for (String destination : this.flows.keySet()) {
+			Integer limit = limits.get(destination);
+			if (this.backlogged.contains(destination) && (limit == null || limit < this.settings.batchSize())) {
+				this.cutShort.add(destination);
+			}
+			else {
+				this.cutShort.remove(destination);
+			}
+		}
 		boolean moreWork = false;
 		// A round that claimed a whole batch for a destination, e.g. in a backlog, is as
 		// large as rounds get: the next one need not wait for the round interval.
@@ -1109,7 +1123,26 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		// The run's messages that were not sent are the ones after its last outcome.
 		this.completed.add(new Finished(known, unsent(run, known.size())));
 		this.slots.release();
-		wakeUpSoon();
+		String destination = run.get(0).destination();
+		if (this.cutShort.contains(destination) && freedEnough(destination)) {
+			this.claimWanted.set(true);
+			pollNow();
+		}
+		else {
+			wakeUpSoon();
+		}
+	}
+
+	/**
+	 * Whether a destination whose claim was cut short may now send at least half of what
+	 * its limit allows, within a batch: a claim that large is worth a round of its own,
+	 * without waiting for the round interval, so that a backlog the limit holds back
+	 * drains as fast as its answers come.
+	 */
+	private boolean freedEnough(String destination) {
+		DestinationFlow flow = this.flows.get(destination);
+		int free = Math.min(flow.available(), this.slots.availablePermits() - this.promised.get());
+		return free >= Math.max(1, Math.min(flow.limit(), this.settings.batchSize()) / 2);
 	}
 
 	/**
