@@ -1,5 +1,7 @@
 package io.retryoutbox.autoconfigure;
 
+import java.util.Collection;
+
 import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.notify.PostgresNotifier;
 import io.retryoutbox.relay.OutboxRelay;
@@ -24,6 +26,13 @@ final class RelayWakeUps implements JdbcOutboxComponents.RelayWakeUp {
 	@Override
 	public boolean isWanted() {
 		return this.localRelay != null || (this.otherRelays != null && this.otherRelays.isWanted());
+	}
+
+	@Override
+	public void arrived(Collection<String> keys) {
+		if (this.localRelay != null) {
+			this.localRelay.arrived(keys);
+		}
 	}
 
 	@Override

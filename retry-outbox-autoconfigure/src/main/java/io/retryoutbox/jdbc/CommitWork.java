@@ -72,11 +72,9 @@ final class CommitWork implements TransactionSynchronization {
 	 * @param key the key
 	 */
 	void arrived(String key) {
+		this.arrivals.add(key);
 		if (this.atOnce) {
 			this.keys.noteArrivals(List.of(key));
-		}
-		else {
-			this.arrivals.add(key);
 		}
 	}
 
@@ -101,7 +99,7 @@ final class CommitWork implements TransactionSynchronization {
 	 */
 	void wakeUp(JdbcOutboxComponents.RelayWakeUp wakeUp) {
 		if (this.atOnce) {
-			wakeUp.wakeUp();
+			wake(wakeUp);
 		}
 		else if (!this.wakeUps.contains(wakeUp)) {
 			this.wakeUps.add(wakeUp);
@@ -115,7 +113,14 @@ final class CommitWork implements TransactionSynchronization {
 		}
 		this.leased.forEach((leased) -> leased.dispatch().handOver(leased.message()));
 		this.leased.clear();
-		this.wakeUps.forEach(JdbcOutboxComponents.RelayWakeUp::wakeUp);
+		this.wakeUps.forEach(this::wake);
+	}
+
+	private void wake(JdbcOutboxComponents.RelayWakeUp wakeUp) {
+		if (!this.arrivals.isEmpty()) {
+			wakeUp.arrived(this.arrivals);
+		}
+		wakeUp.wakeUp();
 	}
 
 	@Override

@@ -167,6 +167,14 @@ public final class JdbcOutboxComponents {
 		 */
 		void wakeUp();
 
+		/**
+		 * Tells this instance's relay which ordering keys got messages in a transaction
+		 * that committed, before it is woken; returns at once.
+		 * @param keys the keys
+		 */
+		default void arrived(Collection<String> keys) {
+		}
+
 	}
 
 	/**

@@ -166,6 +166,16 @@ final class JdbcOutboxStore implements OutboxStore {
 		return runs;
 	}
 
+	@Override
+	public List<Claim> runsBehind(List<? extends Claim> heads, int runSize) {
+		if (heads.isEmpty() || runSize <= 1) {
+			return List.of();
+		}
+		List<Claim> runs = this.roundTransactions
+			.execute((status) -> this.keys.readRuns(heads, runSize, this::claimed));
+		return (runs != null) ? runs : List.of();
+	}
+
 	private OffsetDateTime now() {
 		return OffsetDateTime.ofInstant(this.clock.instant(), ZoneOffset.UTC);
 	}

@@ -476,6 +476,8 @@ final class OrderingKeys {
 
 	private final String promoteAndCommit;
 
+	private final String readRuns;
+
 	private final String delete;
 
 	private final String arrivedKeys;
@@ -514,6 +516,7 @@ final class OrderingKeys {
 		this.release = Sql.render(RELEASE, tables);
 		this.promote = RelayTransactions.carrying(Sql.render(claimAndPromoteStatement(), tables));
 		this.promoteAndCommit = RelayTransactions.committing(this.promote);
+		this.readRuns = RelayTransactions.committing(RelayTransactions.carrying(this.claimRuns));
 		this.delete = Sql.render(DELETE, tables);
 		this.arrivedKeys = Sql.render(ARRIVED_KEYS, tables);
 	}
@@ -568,6 +571,25 @@ final class OrderingKeys {
 		return List.of(message.id(), message.destination(), message.method(), message.path(), message.headersJson(),
 				nullable(message.body()), nullable(message.contentType()), nullable(message.orderingKey()),
 				message.idempotencyKey(), nullable(message.traceParent()), nullable(message.traceState()));
+	}
+
+	/**
+	 * Reads again the rest of the runs of heads the caller holds, as {@link #claimRuns}
+	 * does, in a transaction of the caller's own that this statement commits: under the
+	 * relay's planner settings, which a fresh outbox's table without statistics needs
+	 * (without them, in the shared bench, these reads scanned the table in the first
+	 * seconds of a run, while the relay fell behind).
+	 * @param heads heads with an ordering key, leased to the caller
+	 * @param runSize the largest number of messages in a run, its head included
+	 * @param mapper reads a row of the run, its attempt counted
+	 * @return the runs' messages, by key, each key's in order
+	 */
+	<T> List<T> readRuns(List<? extends Claim> heads, int runSize, RowMapper<T> mapper) {
+		String[] keys = heads.stream().map(Claim::orderingKey).toArray(String[]::new);
+		String[] destinations = heads.stream().map(Claim::destination).toArray(String[]::new);
+		String[] ids = heads.stream().map((head) -> head.id().toString()).toArray(String[]::new);
+		return RelayTransactions.query(this.template, this.readRuns,
+				List.of(keys, destinations, ids, runSize - 1, runSize - 1, runSize - 1), mapper);
 	}
 
 	/**

@@ -8,6 +8,7 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -61,6 +62,11 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private static final Duration LINGER = Duration.ofMillis(5);
 
+	// How long arrivals behind runs are gathered before one read looks for them all: in
+	// the shared bench, a read at every arrival cost a twentieth of the rate at 0 ms
+	// (docs/benchmarks.md, thirty-sixth session).
+	private static final Duration GROW_LINGER = Duration.ofMillis(10);
+
 	// How often another instance's enqueues may make the relay scan for keys without a
 	// head, at most.
 	private static final Duration ELSEWHERE_SCAN_INTERVAL = Duration.ofMillis(100);
@@ -113,6 +119,21 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	// What ended runs left to write: each run's outcomes and unsent messages as one
 	// element, so that a round writes them together.
 	private final Queue<Finished> completed = new ConcurrentLinkedQueue<>();
+
+	// Runs that ended, whose outcomes a round has yet to take: a keyed one may go on
+	// until then with a message of its key that this instance enqueues (chain).
+	private final Queue<Run> answered = new ConcurrentLinkedQueue<>();
+
+	// The keyed runs this relay sends or has not yet written, by key.
+	private final Map<String, Run> runsByKey = new ConcurrentHashMap<>();
+
+	// Keys of runs that messages enqueued here arrived behind, for the chainer to read.
+	private final Set<String> growing = ConcurrentHashMap.newKeySet();
+
+	private final AtomicBoolean growPending = new AtomicBoolean();
+
+	// Its own thread, so that reading what arrived behind a run waits for no round.
+	private final BackgroundWorker chainer = new BackgroundWorker("retry-outbox-chain-");
 
 	// Messages inserted leased to this relay whose transaction committed, waiting for a
 	// slot and a permit of their destination.
@@ -362,6 +383,90 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	/**
+	 * Lets the runs this relay is sending, or has not yet had written, for the given
+	 * ordering keys take the messages that arrived behind them in a transaction that
+	 * committed on this instance, read as stored: each is sent once the one before it is
+	 * delivered, without waiting for a round to write the head's outcome, release its key
+	 * and claim the next. A run takes them only while it holds exactly the messages that
+	 * are behind its head, all delivered so far, and up to {@code run-size} in all.
+	 * @param keys the keys that got messages
+	 */
+	public void arrived(Collection<String> keys) {
+		if (!this.running || this.settings.runSize() <= 1) {
+			return;
+		}
+		boolean wanted = false;
+		for (String key : keys) {
+			if (this.runsByKey.containsKey(key)) {
+				this.growing.add(key);
+				wanted = true;
+			}
+		}
+		if (wanted && this.growPending.compareAndSet(false, true)
+				&& !this.chainer.schedule(GROW_LINGER, this::growRuns)) {
+			this.growPending.set(false);
+		}
+	}
+
+	/**
+	 * Reads what arrived behind the runs noted by {@link #arrived} and adds it to them;
+	 * one that had ended goes on in a new segment if a slot is free.
+	 */
+	private void growRuns() {
+		this.growPending.set(false);
+		List<Run> runs = new ArrayList<>();
+		for (Iterator<String> keys = this.growing.iterator(); keys.hasNext();) {
+			Run run = this.runsByKey.get(keys.next());
+			keys.remove();
+			if (run != null && run.mayGrow(this.settings.runSize())) {
+				runs.add(run);
+			}
+		}
+		if (runs.isEmpty() || !this.running) {
+			return;
+		}
+		List<Claim> behind;
+		try {
+			behind = this.store.runsBehind(runs.stream().map(Run::first).toList(), this.settings.runSize());
+		}
+		catch (RuntimeException ex) {
+			// The messages wait for a round, as without this.
+			logger.debug("Could not read the messages behind the outbox runs in flight", ex);
+			return;
+		}
+		Map<String, List<Claim>> byKey = new HashMap<>();
+		behind.forEach((claim) -> byKey.computeIfAbsent(claim.orderingKey(), (key) -> new ArrayList<>()).add(claim));
+		for (Run run : runs) {
+			grow(run, byKey.getOrDefault(run.key(), List.of()));
+		}
+	}
+
+	private void grow(Run run, List<Claim> behind) {
+		DestinationFlow flow = this.flows.get(run.first().destination());
+		List<UUID> fresh = run.newIds(behind);
+		// Not while the destination's limit is taken: the permit would go to this key
+		// ahead of other keys' heads that wait for it.
+		if (fresh.isEmpty() || !this.running || flow.available() == 0) {
+			return;
+		}
+		// Used only by a run that had ended: it goes on with a slot of its own.
+		boolean slot = run.hasEnded() && flow.continuesRun() && this.slots.tryAcquire();
+		this.held.addAll(fresh);
+		int resumed = run.extend(behind, slot);
+		if (resumed == Run.REFUSED) {
+			fresh.forEach(this.held::remove);
+		}
+		if (resumed <= Run.APPENDED) {
+			if (slot) {
+				this.slots.release();
+			}
+			return;
+		}
+		flow.startRun();
+		sendSegment(run, resumed, onRunThread().then(Mono.defer(() -> sendFrom(run, run.get(resumed), flow))), flow);
+	}
+
+	/**
 	 * Looks for due messages now, as {@link #wakeUp()} does, after another instance
 	 * enqueued: this instance's own enqueues tell the relay the ordering keys they
 	 * arrived with, another's keyed messages that found no head are looked for, at most
@@ -467,8 +572,10 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		this.wakePending.set(false);
 		this.nowPending.set(false);
 		this.ratePollAt = System.nanoTime();
+		this.growPending.set(false);
 		this.poller.start();
 		this.runThread.start();
+		this.chainer.start();
 		this.leaseKeeper.start();
 		this.running = true;
 		this.poller.repeat(this.settings.startDelay(), this.settings.pollInterval(), () -> {
@@ -506,6 +613,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 		try {
 			long deadline = System.nanoTime() + this.settings.shutdownTimeout().toNanos();
+			// First, so that no run goes on once the slots are counted.
+			this.chainer.stop(this.settings.shutdownTimeout());
 			// A poll under way may finish before the deadline; then it is interrupted.
 			this.poller.stop(this.settings.shutdownTimeout());
 			this.runThread.stop(Duration.ZERO);
@@ -602,7 +711,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			claimed += round.claimed().size();
 			awaitAnswers(deadline, timeout);
 			boolean idle = finished.isEmpty() && round.claimed().isEmpty() && round.keysReleased() == 0
-					&& this.completed.isEmpty();
+					&& this.completed.isEmpty() && this.answered.isEmpty();
 			if (idle && !awaitRate(deadline)) {
 				return claimed;
 			}
@@ -772,6 +881,15 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			outcomes.addAll(finished.outcomes());
 			unsent.addAll(finished.unsent());
 		}
+		for (Run run = this.answered.poll(); run != null; run = this.answered.poll()) {
+			// None if it went on after it ended, or was taken already.
+			Finished finished = run.take();
+			if (finished != null) {
+				forget(run);
+				outcomes.addAll(finished.outcomes());
+				unsent.addAll(finished.unsent());
+			}
+		}
 		return new Finished(outcomes, unsent);
 	}
 
@@ -906,7 +1024,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		else if (moreWork) {
 			wakeUp();
 		}
-		else if (!this.completed.isEmpty()) {
+		else if (!this.completed.isEmpty() || !this.answered.isEmpty()) {
 			wakeUpSoon();
 		}
 		else if (rateWait != Long.MAX_VALUE) {
@@ -948,7 +1066,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				continue;
 			}
 			this.slots.acquireUninterruptibly();
-			start(run, this.flows.get(head.destination()));
+			start(new Run(run), this.flows.get(head.destination()));
 		}
 		Set<String> full = new HashSet<>();
 		limits.forEach((destination, limit) -> {
@@ -969,7 +1087,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			DestinationFlow flow = this.flows.get(message.destination());
 			if (flow.available() > 0 && this.slots.tryAcquire()) {
 				this.promised.decrementAndGet();
-				start(List.of(message), flow);
+				start(new Run(List.of(message)), flow);
 			}
 			else {
 				waiting.add(message);
@@ -996,17 +1114,26 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		return run.subList(sent, run.size()).stream().map(Claim::id).toList();
 	}
 
-	private void start(List<? extends Claim> run, DestinationFlow flow) {
-		RunOutcomes outcomes = new RunOutcomes(run.size());
+	private void start(Run run, DestinationFlow flow) {
+		String key = run.key();
+		if (key != null) {
+			this.runsByKey.put(key, run);
+		}
 		flow.startRun();
-		// Completed here, once, whether it ended or a stop past its shutdown timeout
-		// cancelled it: what the run was told is written all the same, and only the rest
-		// is given back, so that a message delivered before the one still unanswered is
-		// not sent again.
-		track(sendFrom(run, 0, flow, outcomes).doFinally((signal) -> {
+		sendSegment(run, 0, sendFrom(run, run.first(), flow), flow);
+	}
+
+	/**
+	 * Sends a run from one of its messages on, until it ends. Completed here, once,
+	 * whether it ended or a stop past its shutdown timeout cancelled it: what the run was
+	 * told is written all the same, and only the rest is given back, so that a message
+	 * delivered before the one still unanswered is not sent again.
+	 */
+	private void sendSegment(Run run, int from, Mono<Void> sending, DestinationFlow flow) {
+		track(sending.doFinally((signal) -> {
 			flow.endRun();
 			if (signal != SignalType.ON_ERROR) {
-				completed(run, outcomes);
+				completed(run, from);
 			}
 		}), (ex) -> failed(run, ex));
 	}
@@ -1017,20 +1144,19 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * before it, so no round separates them. Anything else ends the run; its unsent rest
 	 * is given back with its outcomes.
 	 */
-	private Mono<Void> sendFrom(List<? extends Claim> run, int index, DestinationFlow flow, RunOutcomes outcomes) {
-		ClaimedMessage message = (ClaimedMessage) run.get(index);
+	private Mono<Void> sendFrom(Run run, ClaimedMessage message, DestinationFlow flow) {
 		Limiter.Listener permit = flow.acquire();
 		return this.observer.observe(message, attempt(message, flow, permit))
 			.doOnError((ex) -> permit.onIgnore())
 			.doOnCancel(permit::onIgnore)
 			.flatMap((outcome) -> {
-				if (!outcomes.add(outcome)) {
+				if (!run.add(outcome)) {
 					return Mono.empty();
 				}
-				int next = index + 1;
-				boolean more = next < run.size() && outcome.status() == MessageStatus.DELIVERED
-						&& (this.running || this.draining) && problem(run.get(next)) == null && flow.continuesRun();
-				return more ? onRunThread().then(Mono.defer(() -> sendFrom(run, next, flow, outcomes))) : Mono.empty();
+				boolean goesOn = outcome.status() == MessageStatus.DELIVERED && (this.running || this.draining)
+						&& flow.continuesRun();
+				ClaimedMessage next = run.next(goesOn);
+				return (next != null) ? onRunThread().then(Mono.defer(() -> sendFrom(run, next, flow))) : Mono.empty();
 			});
 	}
 
@@ -1118,12 +1244,11 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		});
 	}
 
-	private void completed(List<? extends Claim> run, RunOutcomes outcomes) {
-		List<Outcome> known = outcomes.close();
-		// The run's messages that were not sent are the ones after its last outcome.
-		this.completed.add(new Finished(known, unsent(run, known.size())));
+	private void completed(Run run, int from) {
+		run.end(from);
+		this.answered.add(run);
 		this.slots.release();
-		String destination = run.get(0).destination();
+		String destination = run.first().destination();
 		if (this.cutShort.contains(destination) && freedEnough(destination)) {
 			this.claimWanted.set(true);
 			pollNow();
@@ -1153,43 +1278,186 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		schedulePoll(LINGER.toNanos());
 	}
 
-	private void failed(List<? extends Claim> run, Throwable ex) {
+	private void failed(Run run, Throwable ex) {
 		// The dispatcher never errors; if something else did, the lease brings the
 		// messages back.
-		logger.error(
-				"Unexpected failure while sending outbox message " + run.get(0).id()
-						+ ((run.size() > 1) ? " and the " + (run.size() - 1) + " after it of its ordering key" : ""),
+		List<Claim> messages = run.close();
+		forget(run);
+		logger.error("Unexpected failure while sending outbox message " + messages.get(0).id()
+				+ ((messages.size() > 1) ? " and the " + (messages.size() - 1) + " after it of its ordering key" : ""),
 				ex);
-		run.forEach((claim) -> this.held.remove(claim.id()));
+		messages.forEach((claim) -> this.held.remove(claim.id()));
 		this.slots.release();
 	}
 
+	private void forget(Run run) {
+		String key = run.key();
+		if (key != null) {
+			this.runsByKey.remove(key, run);
+		}
+	}
+
 	/**
-	 * The outcomes of a run's messages as they arrive, until the run ends: one that
-	 * arrives after a stop cancelled the run is left out, and its message given back as
-	 * unanswered.
+	 * A run's messages, sent one after another, each once the one before was delivered,
+	 * and their outcomes as they arrive. A keyed run takes more messages of its key that
+	 * this instance enqueues ({@link OutboxRelay#arrived}) while it goes on, or after it
+	 * ended with all delivered, until a round takes its outcomes; then it goes on in a
+	 * new segment.
 	 */
-	private static final class RunOutcomes {
+	private static final class Run {
+
+		static final int REFUSED = -1;
+
+		static final int APPENDED = 0;
+
+		private final List<Claim> messages;
 
 		private final List<Outcome> outcomes;
 
-		private boolean closed;
+		private State state = State.SENDING;
 
-		RunOutcomes(int size) {
-			this.outcomes = new ArrayList<>(size);
+		// Whether it ended because all its messages were delivered, so that it may go on.
+		private boolean resumable;
+
+		// Where the segment being sent started: an older segment's end is no end of a run
+		// that went on.
+		private int segment;
+
+		Run(List<? extends Claim> messages) {
+			this.messages = new ArrayList<>(messages);
+			this.outcomes = new ArrayList<>(messages.size());
 		}
 
+		@Nullable String key() {
+			return this.messages.get(0).orderingKey();
+		}
+
+		ClaimedMessage first() {
+			return (ClaimedMessage) this.messages.get(0);
+		}
+
+		/**
+		 * Adds an outcome, unless the run ended: one that arrives after a stop cancelled
+		 * the run is left out, and its message given back as unanswered.
+		 */
 		synchronized boolean add(Outcome outcome) {
-			if (this.closed) {
+			if (this.state != State.SENDING) {
 				return false;
 			}
 			this.outcomes.add(outcome);
 			return true;
 		}
 
-		synchronized List<Outcome> close() {
-			this.closed = true;
-			return List.copyOf(this.outcomes);
+		/**
+		 * The message to send after the one just answered, or {@code null} if the run
+		 * ends here.
+		 * @param goesOn whether the answer and the destination let the run go on
+		 */
+		synchronized @Nullable ClaimedMessage next(boolean goesOn) {
+			int next = this.outcomes.size();
+			if (goesOn && next < this.messages.size() && problem(this.messages.get(next)) == null) {
+				return (ClaimedMessage) this.messages.get(next);
+			}
+			this.state = State.ENDED;
+			this.resumable = goesOn && next == this.messages.size();
+			return null;
+		}
+
+		/**
+		 * Ends the segment that started at {@code from}, if it is still the one sent and
+		 * did not end by itself: cancelled, it may not go on.
+		 */
+		synchronized void end(int from) {
+			if (from == this.segment && this.state == State.SENDING) {
+				this.state = State.ENDED;
+				this.resumable = false;
+			}
+		}
+
+		synchronized ClaimedMessage get(int index) {
+			return (ClaimedMessage) this.messages.get(index);
+		}
+
+		synchronized boolean hasEnded() {
+			return this.state == State.ENDED;
+		}
+
+		/**
+		 * Whether it may take more messages: it has room, and it sends or ended with all
+		 * its messages delivered.
+		 */
+		synchronized boolean mayGrow(int runSize) {
+			return this.messages.size() < runSize
+					&& (this.state == State.SENDING || (this.state == State.ENDED && this.resumable));
+		}
+
+		/**
+		 * The ids of the messages read behind its head that it does not hold yet.
+		 */
+		synchronized List<UUID> newIds(List<Claim> behind) {
+			Set<UUID> held = new HashSet<>();
+			this.messages.forEach((message) -> held.add(message.id()));
+			return behind.stream().map(Claim::id).filter((id) -> !held.contains(id)).toList();
+		}
+
+		/**
+		 * Adds the messages read behind its head that come after its own, if what it
+		 * holds behind its head is exactly where that read begins, so that none is
+		 * skipped or sent out of order.
+		 * @param behind the messages behind its head, as read again, in order
+		 * @param mayResume whether a run that ended may go on (it has a slot)
+		 * @return {@link #REFUSED}, {@link #APPENDED} to a run still sending, or the
+		 * index to send from in a new segment of a run that had ended
+		 */
+		synchronized int extend(List<Claim> behind, boolean mayResume) {
+			int held = this.messages.size() - 1;
+			boolean open = this.state == State.SENDING || (this.state == State.ENDED && this.resumable && mayResume
+					&& behind.size() > held && problem(behind.get(held)) == null);
+			if (!open || behind.size() <= held) {
+				return REFUSED;
+			}
+			for (int i = 0; i < held; i++) {
+				if (!behind.get(i).id().equals(this.messages.get(i + 1).id())) {
+					return REFUSED;
+				}
+			}
+			int from = this.messages.size();
+			this.messages.addAll(behind.subList(held, behind.size()));
+			if (this.state == State.SENDING) {
+				return APPENDED;
+			}
+			this.state = State.SENDING;
+			this.resumable = false;
+			this.segment = from;
+			return from;
+		}
+
+		/**
+		 * Takes the outcomes to write, once the run ended and only once.
+		 * @return them and the messages to give back, or {@code null} if the run goes on
+		 * or was taken
+		 */
+		synchronized @Nullable Finished take() {
+			if (this.state != State.ENDED) {
+				return null;
+			}
+			this.state = State.TAKEN;
+			return new Finished(List.copyOf(this.outcomes), unsent(this.messages, this.outcomes.size()));
+		}
+
+		/**
+		 * Ends the run for good, with nothing to write.
+		 * @return its messages
+		 */
+		synchronized List<Claim> close() {
+			this.state = State.TAKEN;
+			return List.copyOf(this.messages);
+		}
+
+		private enum State {
+
+			SENDING, ENDED, TAKEN
+
 		}
 
 	}

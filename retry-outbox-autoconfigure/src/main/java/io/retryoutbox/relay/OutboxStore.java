@@ -38,6 +38,21 @@ public interface OutboxStore {
 	List<Claim> claim(String owner, Map<String, Integer> limits, int runSize, Duration lease);
 
 	/**
+	 * Reads again the rest of the runs of heads that {@code owner} holds, as
+	 * {@link #claim} read them: the messages behind each head, in the order the key would
+	 * promote them, up to the run size in all, so that a run may take those that arrived
+	 * since. Nothing is written: the head's lease holds them.
+	 * @param heads heads with an ordering key, leased to the caller
+	 * @param runSize the largest number of messages of one key in a run, its head
+	 * included
+	 * @return the messages behind the heads, each key's in order; none from a store that
+	 * cannot read them
+	 */
+	default List<Claim> runsBehind(List<? extends Claim> heads, int runSize) {
+		return List.of();
+	}
+
+	/**
 	 * One poll's work in one transaction, so that it costs one commit: writes the
 	 * outcomes, claims the due heads, then releases the keys whose heads finished (if
 	 * asked), promotes their next messages and claims those of the new heads that are
