@@ -585,11 +585,7 @@ final class OrderingKeys {
 	 * @return the runs' messages, by key, each key's in order
 	 */
 	<T> List<T> readRuns(List<? extends Claim> heads, int runSize, RowMapper<T> mapper) {
-		String[] keys = heads.stream().map(Claim::orderingKey).toArray(String[]::new);
-		String[] destinations = heads.stream().map(Claim::destination).toArray(String[]::new);
-		String[] ids = heads.stream().map((head) -> head.id().toString()).toArray(String[]::new);
-		return RelayTransactions.query(this.template, this.readRuns,
-				List.of(keys, destinations, ids, runSize - 1, runSize - 1, runSize - 1), mapper);
+		return RelayTransactions.query(this.template, this.readRuns, runParameters(heads, runSize), mapper);
 	}
 
 	/**
@@ -604,13 +600,14 @@ final class OrderingKeys {
 	 * @return the runs' messages, by key, each key's in order
 	 */
 	<T> List<T> claimRuns(List<? extends Claim> heads, int runSize, RowMapper<T> mapper) {
+		return this.jdbc.sql(this.claimRuns).params(runParameters(heads, runSize)).query(mapper).list();
+	}
+
+	private static List<Object> runParameters(List<? extends Claim> heads, int runSize) {
 		String[] keys = heads.stream().map(Claim::orderingKey).toArray(String[]::new);
 		String[] destinations = heads.stream().map(Claim::destination).toArray(String[]::new);
 		String[] ids = heads.stream().map((head) -> head.id().toString()).toArray(String[]::new);
-		return this.jdbc.sql(this.claimRuns)
-			.params(keys, destinations, ids, runSize - 1, runSize - 1, runSize - 1)
-			.query(mapper)
-			.list();
+		return List.of(keys, destinations, ids, runSize - 1, runSize - 1, runSize - 1);
 	}
 
 	/**
