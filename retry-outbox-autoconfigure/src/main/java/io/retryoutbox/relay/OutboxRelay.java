@@ -1310,6 +1310,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 		static final int APPENDED = 0;
 
+		// Final, so that it is read without the lock while the list grows.
+		private final ClaimedMessage head;
+
 		private final List<Claim> messages;
 
 		private final List<Outcome> outcomes;
@@ -1324,16 +1327,17 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		private int segment;
 
 		Run(List<? extends Claim> messages) {
+			this.head = (ClaimedMessage) messages.get(0);
 			this.messages = new ArrayList<>(messages);
 			this.outcomes = new ArrayList<>(messages.size());
 		}
 
 		@Nullable String key() {
-			return this.messages.get(0).orderingKey();
+			return this.head.orderingKey();
 		}
 
 		ClaimedMessage first() {
-			return (ClaimedMessage) this.messages.get(0);
+			return this.head;
 		}
 
 		/**
