@@ -340,7 +340,7 @@ public final class RetryOutboxAutoConfiguration {
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay(),
 					Math.toIntExact(relay.getErrorBodyLimit().toBytes()), relay.getRunSize(),
-					relay.getMinRoundInterval());
+					relay.getMinRoundInterval(), relay.getRunLinger());
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
 					: defaultRetryPolicy(properties, jsonMapper, clock);
 			ClientHttpConnector connector = relayConnector(connectionPool, connectorBuilder, httpClientSettings);

@@ -269,6 +269,15 @@ public class RetryOutboxProperties {
 		private Duration minRoundInterval = Duration.ofMillis(50);
 
 		/**
+		 * How long a run of an ordering key that delivered all its messages keeps the key
+		 * before a round writes its outcomes, so that a message this instance enqueues
+		 * for the key in that time is sent as soon as it commits, on the same run; zero
+		 * lets the next round take the run.
+		 */
+		@DurationUnit(ChronoUnit.MILLIS)
+		private Duration runLinger = Duration.ofMillis(100);
+
+		/**
 		 * How long a claimed message stays leased to this instance before another may
 		 * take it over.
 		 */
@@ -445,6 +454,14 @@ public class RetryOutboxProperties {
 
 		public void setMinRoundInterval(Duration minRoundInterval) {
 			this.minRoundInterval = minRoundInterval;
+		}
+
+		public Duration getRunLinger() {
+			return this.runLinger;
+		}
+
+		public void setRunLinger(Duration runLinger) {
+			this.runLinger = runLinger;
 		}
 
 		public Duration getLeaseTimeout() {

@@ -124,6 +124,12 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	// until then with a message of its key that this instance enqueues (chain).
 	private final Queue<Run> answered = new ConcurrentLinkedQueue<>();
 
+	// Runs that delivered all their messages and keep their key for the run linger, so
+	// that the key's next message from this instance goes on the same run instead of
+	// waiting for a round to write, release and claim; only the poll thread (or a stop,
+	// once it ended) reads and changes it.
+	private final Set<Run> lingering = ConcurrentHashMap.newKeySet();
+
 	// The keyed runs this relay sends or has not yet written, by key.
 	private final Map<String, Run> runsByKey = new ConcurrentHashMap<>();
 
@@ -813,7 +819,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			boolean recovered = periodicRecovery();
 			this.pauses.sync(this.flows, this.settings.pollInterval());
 			sendHandedOver();
-			Finished finished = drainCompleted();
+			Finished finished = drainCompleted(this.running);
 			// Only when something may be due, else only if a released key got a new
 			// head: a poll that writes outcomes or sends what direct dispatch handed
 			// over would claim nothing.
@@ -845,6 +851,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				this.lastPollError = null;
 			}
 			pollAgain(limits, full);
+			pollWhenLingerEnds();
 		}
 		catch (RuntimeException ex) {
 			// Spring's transaction manager wraps even an Error from getConnection:
@@ -875,13 +882,32 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	private Finished drainCompleted() {
+		return drainCompleted(false);
+	}
+
+	/**
+	 * Takes the outcomes to write: those of runs that ended, but for the runs that may
+	 * still linger, if {@code linger}.
+	 */
+	private Finished drainCompleted(boolean linger) {
 		List<Outcome> outcomes = new ArrayList<>();
 		List<UUID> unsent = new ArrayList<>();
 		for (Finished finished = this.completed.poll(); finished != null; finished = this.completed.poll()) {
 			outcomes.addAll(finished.outcomes());
 			unsent.addAll(finished.unsent());
 		}
+		List<Run> ended = new ArrayList<>(this.lingering);
+		this.lingering.clear();
 		for (Run run = this.answered.poll(); run != null; run = this.answered.poll()) {
+			ended.add(run);
+		}
+		long now = System.nanoTime();
+		long lingerNanos = linger ? this.settings.runLinger().toNanos() : 0;
+		for (Run run : ended) {
+			if (run.lingersFor(now, lingerNanos, this.settings.runSize()) > 0) {
+				this.lingering.add(run);
+				continue;
+			}
 			// None if it went on after it ended, or was taken already.
 			Finished finished = run.take();
 			if (finished != null) {
@@ -891,6 +917,25 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			}
 		}
 		return new Finished(outcomes, unsent);
+	}
+
+	/**
+	 * Polls when the first run that lingers may be taken, so that its outcomes are
+	 * written then even if nothing else wakes the relay.
+	 */
+	private void pollWhenLingerEnds() {
+		long now = System.nanoTime();
+		long lingerNanos = this.settings.runLinger().toNanos();
+		long first = Long.MAX_VALUE;
+		for (Run run : this.lingering) {
+			long left = run.lingersFor(now, lingerNanos, this.settings.runSize());
+			if (left > 0) {
+				first = Math.min(first, left);
+			}
+		}
+		if (first != Long.MAX_VALUE) {
+			schedulePoll(first);
+		}
 	}
 
 	/**
@@ -1326,6 +1371,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		// that went on.
 		private int segment;
 
+		private long endedAt;
+
 		Run(List<? extends Claim> messages) {
 			this.head = (ClaimedMessage) messages.get(0);
 			this.messages = new ArrayList<>(messages);
@@ -1364,6 +1411,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			}
 			this.state = State.ENDED;
 			this.resumable = goesOn && next == this.messages.size();
+			this.endedAt = System.nanoTime();
 			return null;
 		}
 
@@ -1380,6 +1428,20 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 		synchronized ClaimedMessage get(int index) {
 			return (ClaimedMessage) this.messages.get(index);
+		}
+
+		/**
+		 * How much longer it may wait for more messages of its key before a round takes
+		 * it: some of {@code linger} if it is keyed, ended with all its messages
+		 * delivered and has room for more, else none.
+		 * @return the time left in nanoseconds, zero if none
+		 */
+		synchronized long lingersFor(long now, long linger, int runSize) {
+			if (this.state != State.ENDED || !this.resumable || this.messages.size() >= runSize
+					|| this.head.orderingKey() == null) {
+				return 0;
+			}
+			return Math.max(0, linger - (now - this.endedAt));
 		}
 
 		synchronized boolean hasEnded() {
@@ -1540,9 +1602,14 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * @param minRoundInterval the least time from the start of one poll to the start of
 	 * the next that a wake-up brings (an enqueue, an answer), so that a busy relay claims
 	 * and writes outcomes in batches; zero polls as soon as something wakes the relay
+	 * @param runLinger how long a run of an ordering key that delivered all its messages
+	 * keeps the key before a round writes its outcomes, so that a message this instance
+	 * enqueues for the key in that time goes on the same run; zero lets the next round
+	 * take it
 	 */
 	public record Settings(Duration pollInterval, int batchSize, int concurrency, Duration leaseTimeout,
-			Duration shutdownTimeout, Duration startDelay, int errorBodyLimit, int runSize, Duration minRoundInterval) {
+			Duration shutdownTimeout, Duration startDelay, int errorBodyLimit, int runSize, Duration minRoundInterval,
+			Duration runLinger) {
 
 		/**
 		 * Settings that read at most 4 KB of an error response's body, send each message
@@ -1560,7 +1627,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		public Settings(Duration pollInterval, int batchSize, int concurrency, Duration leaseTimeout,
 				Duration shutdownTimeout, Duration startDelay) {
 			this(pollInterval, batchSize, concurrency, leaseTimeout, shutdownTimeout, startDelay, 4096, 1,
-					Duration.ZERO);
+					Duration.ZERO, Duration.ZERO);
 		}
 
 		public Settings {
@@ -1579,6 +1646,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 					() -> "min-round-interval must not be negative, was " + minRoundInterval);
 			Assert.isTrue(minRoundInterval.compareTo(pollInterval) < 0, () -> "min-round-interval (" + minRoundInterval
 					+ ") must be shorter than poll-interval (" + pollInterval + ")");
+			Assert.isTrue(!runLinger.isNegative(), () -> "run-linger must not be negative, was " + runLinger);
 		}
 
 	}

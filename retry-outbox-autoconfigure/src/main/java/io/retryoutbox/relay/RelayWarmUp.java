@@ -163,7 +163,8 @@ final class RelayWarmUp {
 					this.idempotencyKeyHeader,
 					new OutboxRelay.Settings(this.settings.pollInterval(), this.settings.batchSize(),
 							this.settings.concurrency(), this.settings.leaseTimeout(), this.settings.shutdownTimeout(),
-							Duration.ZERO, this.settings.errorBodyLimit(), this.settings.runSize(), Duration.ZERO),
+							Duration.ZERO, this.settings.errorBodyLimit(), this.settings.runSize(), Duration.ZERO,
+							Duration.ZERO),
 					AttemptObserver.NONE);
 			relay.start();
 			try {

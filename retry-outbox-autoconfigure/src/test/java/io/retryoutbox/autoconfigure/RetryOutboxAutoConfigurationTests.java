@@ -198,6 +198,14 @@ class RetryOutboxAutoConfigurationTests {
 	}
 
 	@Test
+	void failsFastOnANegativeRunLinger() {
+		this.runner.withPropertyValues("retry-outbox.relay.run-linger=-1ms")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("run-linger must not be negative, was PT-0.001S"));
+	}
+
+	@Test
 	void failsFastOnAMinRoundIntervalNotShorterThanThePollInterval() {
 		this.runner
 			.withPropertyValues("retry-outbox.relay.poll-interval=500ms", "retry-outbox.relay.min-round-interval=500ms")
