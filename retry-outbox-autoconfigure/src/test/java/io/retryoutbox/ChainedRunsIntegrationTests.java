@@ -3,14 +3,12 @@ package io.retryoutbox;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.MockResponse;
-import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -42,15 +40,7 @@ class ChainedRunsIntegrationTests {
 	}
 
 	private static UUID send(ApplicationContext context, String path) {
-		return OutboxContexts.transactions(context)
-			.execute((status) -> context.getBean(Outbox.class)
-				.send(OutboxRequest.post("api", path).orderingKey("order-1").build()));
-	}
-
-	private String receivedPath() throws InterruptedException {
-		RecordedRequest request = this.destination.server().takeRequest(20, TimeUnit.SECONDS);
-		assertThat(request).as("a request within 20 s").isNotNull();
-		return request.getUrl().encodedPath();
+		return OutboxContexts.send(context, OutboxRequest.post("api", path).orderingKey("order-1").build());
 	}
 
 	@Test
@@ -59,9 +49,9 @@ class ChainedRunsIntegrationTests {
 			UUID head = send(context, "/first");
 			OutboxRelay relay = context.getBean(OutboxRelay.class);
 			relay.start();
-			assertThat(receivedPath()).isEqualTo("/first");
+			assertThat(this.destination.nextPath()).isEqualTo("/first");
 			UUID next = send(context, "/second");
-			assertThat(receivedPath()).isEqualTo("/second");
+			assertThat(this.destination.nextPath()).isEqualTo("/second");
 			// Stopping writes the run's outcomes: both delivered, each attempted once.
 			relay.stop();
 			for (UUID id : List.of(head, next)) {
@@ -84,12 +74,12 @@ class ChainedRunsIntegrationTests {
 			this.destination.dispatcher().hold();
 			context.getBean(OutboxRelay.class).start();
 			List<String> paths = new ArrayList<>();
-			paths.add(receivedPath());
+			paths.add(this.destination.nextPath());
 			send(context, "/second");
 			send(context, "/third");
 			this.destination.dispatcher().release();
-			paths.add(receivedPath());
-			paths.add(receivedPath());
+			paths.add(this.destination.nextPath());
+			paths.add(this.destination.nextPath());
 			assertThat(paths).containsExactly("/first", "/second", "/third");
 		});
 	}
@@ -101,10 +91,10 @@ class ChainedRunsIntegrationTests {
 			ids.add(send(context, "/1"));
 			OutboxRelay relay = context.getBean(OutboxRelay.class);
 			relay.start();
-			assertThat(receivedPath()).isEqualTo("/1");
+			assertThat(this.destination.nextPath()).isEqualTo("/1");
 			for (String path : List.of("/2", "/3")) {
 				ids.add(send(context, path));
-				assertThat(receivedPath()).isEqualTo(path);
+				assertThat(this.destination.nextPath()).isEqualTo(path);
 			}
 			UUID fourth = send(context, "/4");
 			relay.stop();
@@ -124,9 +114,9 @@ class ChainedRunsIntegrationTests {
 			send(context, "/first");
 			OutboxRelay relay = context.getBean(OutboxRelay.class);
 			relay.start();
-			assertThat(receivedPath()).isEqualTo("/first");
+			assertThat(this.destination.nextPath()).isEqualTo("/first");
 			UUID failing = send(context, "/second");
-			assertThat(receivedPath()).isEqualTo("/second");
+			assertThat(this.destination.nextPath()).isEqualTo("/second");
 			UUID after = send(context, "/third");
 			relay.stop();
 			assertThat(this.destination.server().getRequestCount()).isEqualTo(2);

@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import io.retryoutbox.message.Claim;
@@ -15,7 +14,6 @@ import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
-import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -49,15 +47,7 @@ class RunLingerIntegrationTests {
 	}
 
 	private static UUID send(ApplicationContext context, String path) {
-		return OutboxContexts.transactions(context)
-			.execute((status) -> context.getBean(Outbox.class)
-				.send(OutboxRequest.post("api", path).orderingKey("order-1").build()));
-	}
-
-	private String receivedPath() throws InterruptedException {
-		RecordedRequest request = this.destination.server().takeRequest(20, TimeUnit.SECONDS);
-		assertThat(request).as("a request within 20 s").isNotNull();
-		return request.getUrl().encodedPath();
+		return OutboxContexts.send(context, OutboxRequest.post("api", path).orderingKey("order-1").build());
 	}
 
 	@Test
@@ -67,12 +57,12 @@ class RunLingerIntegrationTests {
 			UUID first = send(context, "/first");
 			OutboxRelay relay = context.getBean(OutboxRelay.class);
 			relay.start();
-			assertThat(receivedPath()).isEqualTo("/first");
+			assertThat(this.destination.nextPath()).isEqualTo("/first");
 			// The round that the run's end brings: without the linger, it takes the run
 			// and lets the key go.
 			await().atMost(Duration.ofSeconds(20)).until(() -> rounds.after(first) >= 1);
 			UUID second = send(context, "/second");
-			assertThat(receivedPath()).isEqualTo("/second");
+			assertThat(this.destination.nextPath()).isEqualTo("/second");
 			relay.stop();
 			assertThat(rounds.claimed()).contains(first).doesNotContain(second);
 			for (UUID id : List.of(first, second)) {
@@ -88,7 +78,7 @@ class RunLingerIntegrationTests {
 		runner().withPropertyValues("retry-outbox.relay.run-linger=200ms").run((context) -> {
 			UUID message = send(context, "/only");
 			context.getBean(OutboxRelay.class).start();
-			assertThat(receivedPath()).isEqualTo("/only");
+			assertThat(this.destination.nextPath()).isEqualTo("/only");
 			await().atMost(Duration.ofSeconds(20))
 				.untilAsserted(
 						() -> assertThat(OutboxContexts.row(context, message)).containsEntry("status", "DELIVERED"));
@@ -98,10 +88,9 @@ class RunLingerIntegrationTests {
 	@Test
 	void anUnkeyedMessageHasItsOutcomeWrittenAtTheNextRoundWithoutLingering() throws Exception {
 		runner().withPropertyValues("retry-outbox.relay.run-linger=1h").run((context) -> {
-			UUID message = OutboxContexts.transactions(context)
-				.execute((status) -> context.getBean(Outbox.class).send(OutboxRequest.post("api", "/plain").build()));
+			UUID message = OutboxContexts.send(context, OutboxRequest.post("api", "/plain").build());
 			context.getBean(OutboxRelay.class).start();
-			assertThat(receivedPath()).isEqualTo("/plain");
+			assertThat(this.destination.nextPath()).isEqualTo("/plain");
 			await().atMost(Duration.ofSeconds(20))
 				.untilAsserted(
 						() -> assertThat(OutboxContexts.row(context, message)).containsEntry("status", "DELIVERED"));

@@ -1,13 +1,17 @@
 package io.retryoutbox.testsupport;
 
 import java.io.IOException;
+import java.util.concurrent.TimeUnit;
 
 import mockwebserver3.MockWebServer;
+import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 import org.springframework.util.Assert;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A real HTTP server standing in for a destination, answering by path through a
@@ -64,6 +68,17 @@ public final class DestinationServer implements BeforeEachCallback, AfterEachCal
 	public MockWebServer server() {
 		Assert.state(this.server != null, "The destination server runs only during a test");
 		return this.server;
+	}
+
+	/**
+	 * The path of the next request the server receives, within 20 s.
+	 * @return the path
+	 * @throws InterruptedException if interrupted while waiting
+	 */
+	public String nextPath() throws InterruptedException {
+		RecordedRequest request = server().takeRequest(20, TimeUnit.SECONDS);
+		assertThat(request).as("a request within 20 s").isNotNull();
+		return request.getUrl().encodedPath();
 	}
 
 	/**

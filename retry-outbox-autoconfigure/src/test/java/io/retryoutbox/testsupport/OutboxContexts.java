@@ -90,6 +90,18 @@ public final class OutboxContexts {
 	}
 
 	/**
+	 * Enqueues a request in a transaction of its own.
+	 * @param context the context
+	 * @param request the request
+	 * @return the message id
+	 */
+	public static UUID send(ApplicationContext context, OutboxRequest request) {
+		UUID id = transactions(context).execute((status) -> context.getBean(Outbox.class).send(request));
+		assertThat(id).isNotNull();
+		return id;
+	}
+
+	/**
 	 * The row of a message, as a map of column to value.
 	 * @param context the context
 	 * @param id the message id
