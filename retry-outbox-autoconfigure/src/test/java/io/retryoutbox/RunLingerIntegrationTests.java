@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 import io.retryoutbox.message.Claim;
@@ -86,6 +87,22 @@ class RunLingerIntegrationTests {
 	}
 
 	@Test
+	void aRunWhoseLingerEndsWhileTheRoundThatKeptItRunsHasItsOutcomesWrittenAfterThatRound() throws Exception {
+		// Rounds of 100 ms, as on a busy database: the run is kept by the round that its
+		// end brings (5 ms later) and its linger is over before that round ends.
+		runner().withPropertyValues("retry-outbox.relay.run-linger=50ms")
+			.withBean(SlowRounds.class, () -> new SlowRounds(Duration.ofMillis(100)))
+			.run((context) -> {
+				UUID message = send(context, "/only");
+				context.getBean(OutboxRelay.class).start();
+				assertThat(this.destination.nextPath()).isEqualTo("/only");
+				await().atMost(Duration.ofSeconds(20))
+					.untilAsserted(() -> assertThat(OutboxContexts.row(context, message)).containsEntry("status",
+							"DELIVERED"));
+			});
+	}
+
+	@Test
 	void anUnkeyedMessageHasItsOutcomeWrittenAtTheNextRoundWithoutLingering() throws Exception {
 		runner().withPropertyValues("retry-outbox.relay.run-linger=1h").run((context) -> {
 			UUID message = OutboxContexts.send(context, OutboxRequest.post("api", "/plain").build());
@@ -129,6 +146,29 @@ class RunLingerIntegrationTests {
 				}
 			}
 			return 0;
+		}
+
+	}
+
+	/**
+	 * Makes each of the relay's rounds take at least the given time, after the store's
+	 * own work.
+	 */
+	static final class SlowRounds implements BeanPostProcessor {
+
+		private final Duration duration;
+
+		SlowRounds(Duration duration) {
+			this.duration = duration;
+		}
+
+		@Override
+		public Object postProcessAfterInitialization(Object bean, String beanName) {
+			return (bean instanceof OutboxStore store) ? new Recording(store, (claimed) -> pause()) : bean;
+		}
+
+		private void pause() {
+			LockSupport.parkNanos(this.duration.toNanos());
 		}
 
 	}

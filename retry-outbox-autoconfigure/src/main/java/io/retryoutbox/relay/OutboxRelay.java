@@ -921,17 +921,15 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	/**
 	 * Polls when the first run that lingers may be taken, so that its outcomes are
-	 * written then even if nothing else wakes the relay.
+	 * written then even if nothing else wakes the relay; at once (within the round
+	 * interval) for one whose linger ended while this poll's round ran.
 	 */
 	private void pollWhenLingerEnds() {
 		long now = System.nanoTime();
 		long lingerNanos = this.settings.runLinger().toNanos();
 		long first = Long.MAX_VALUE;
 		for (Run run : this.lingering) {
-			long left = run.lingersFor(now, lingerNanos, this.settings.runSize());
-			if (left > 0) {
-				first = Math.min(first, left);
-			}
+			first = Math.min(first, run.lingersFor(now, lingerNanos, this.settings.runSize()));
 		}
 		if (first != Long.MAX_VALUE) {
 			schedulePoll(first);
