@@ -130,6 +130,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	// once it ended) reads and changes it.
 	private final Set<Run> lingering = ConcurrentHashMap.newKeySet();
 
+	// When the first of them may be taken (System.nanoTime()), while there are any.
+	private long lingerEnds;
+
 	// The keyed runs this relay sends or has not yet written, by key.
 	private final Map<String, Run> runsByKey = new ConcurrentHashMap<>();
 
@@ -903,9 +906,12 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 		long now = System.nanoTime();
 		long lingerNanos = linger ? this.settings.runLinger().toNanos() : 0;
+		long firstLeft = Long.MAX_VALUE;
 		for (Run run : ended) {
-			if (run.lingersFor(now, lingerNanos, this.settings.runSize()) > 0) {
+			long left = run.lingersFor(now, lingerNanos, this.settings.runSize());
+			if (left > 0) {
 				this.lingering.add(run);
+				firstLeft = Math.min(firstLeft, left);
 				continue;
 			}
 			// None if it went on after it ended, or was taken already.
@@ -916,23 +922,20 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				unsent.addAll(finished.unsent());
 			}
 		}
+		if (firstLeft != Long.MAX_VALUE) {
+			this.lingerEnds = now + firstLeft;
+		}
 		return new Finished(outcomes, unsent);
 	}
 
 	/**
 	 * Polls when the first run that lingers may be taken, so that its outcomes are
 	 * written then even if nothing else wakes the relay; at once (within the round
-	 * interval) for one whose linger ended while this poll's round ran.
+	 * interval) if its linger ended while this poll's round ran.
 	 */
 	private void pollWhenLingerEnds() {
-		long now = System.nanoTime();
-		long lingerNanos = this.settings.runLinger().toNanos();
-		long first = Long.MAX_VALUE;
-		for (Run run : this.lingering) {
-			first = Math.min(first, run.lingersFor(now, lingerNanos, this.settings.runSize()));
-		}
-		if (first != Long.MAX_VALUE) {
-			schedulePoll(first);
+		if (!this.lingering.isEmpty()) {
+			schedulePoll(Math.max(0, this.lingerEnds - System.nanoTime()));
 		}
 	}
 
