@@ -157,7 +157,7 @@ class RelayWarmUpIntegrationTests {
 				OutboxRelay.WarmUp warmUp = context.getBean(OutboxRelay.class).getWarmUp();
 				assertThat(warmUp.requests()).isEqualTo(5000);
 				assertThat(warmUp.timeout()).isEqualTo(Duration.ofSeconds(10));
-				assertThat(warmUp.webClient()).isNotNull();
+				assertThat(warmUp.exchange()).isNotNull();
 			});
 	}
 

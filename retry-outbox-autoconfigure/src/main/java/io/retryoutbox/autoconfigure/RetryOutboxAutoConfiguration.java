@@ -10,6 +10,7 @@ import java.util.concurrent.ThreadLocalRandom;
 
 import javax.sql.DataSource;
 
+import io.micrometer.observation.ObservationRegistry;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxClock;
 import io.retryoutbox.RelayWebClientCustomizer;
@@ -32,6 +33,7 @@ import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.relay.PauseStore;
 import io.retryoutbox.relay.RelayDestination;
+import io.retryoutbox.relay.RelayExchange;
 import io.retryoutbox.relay.WebhookSigner;
 import io.retryoutbox.retry.DefaultRetryPolicy;
 import io.retryoutbox.retry.InvalidRetrySettingException;
@@ -335,7 +337,7 @@ public final class RetryOutboxAutoConfiguration {
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
 				ObjectProvider<HttpClientSettings> httpClientSettings,
 				ObjectProvider<RelayWebClientCustomizer> customizers, ObjectProvider<AttemptObserver> attemptObservers,
-				OutboxClock clock) {
+				ObjectProvider<ObservationRegistry> observationRegistry, OutboxClock clock) {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay(),
@@ -344,17 +346,21 @@ public final class RetryOutboxAutoConfiguration {
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
 					: defaultRetryPolicy(properties, jsonMapper, clock);
 			ClientHttpConnector connector = relayConnector(connectionPool, connectorBuilder, httpClientSettings);
+			RelayExchange exchange = relayExchange(connector, webClientBuilder, customizers, observationRegistry);
 			OutboxRelay outboxRelay = new OutboxRelay(store,
-					new DestinationPauses(pauseStore, longestTimeout(properties)), retryPolicy, fallback,
-					relayWebClient(connector, webClientBuilder, customizers), destinations(properties),
-					properties.getIdempotencyKeyHeader(), settings,
+					new DestinationPauses(pauseStore, longestTimeout(properties)), retryPolicy, fallback, exchange,
+					destinations(properties), properties.getIdempotencyKeyHeader(), settings,
 					AttemptObserver.of(attemptObservers.orderedStream().toList()));
 			outboxRelay.setAutoStartup(relay.isAutoStartup() && !relay.isWaitForReady());
 			RetryOutboxProperties.WarmUp warmUp = relay.getWarmUp();
 			if (warmUp.isEnabled()) {
-				// Boot's builder would bring the application's filters and observation.
-				outboxRelay.setWarmUp(new OutboxRelay.WarmUp(WebClient.builder().clientConnector(connector).build(),
-						warmUp.getRequests(), warmUp.getTimeout()));
+				// The relay's path without the application's filters and observation,
+				// which Boot's builder would bring.
+				RelayExchange warmUpExchange = exchange.isThroughWebClient()
+						? RelayExchange.through(WebClient.builder().clientConnector(connector).build())
+						: RelayExchange.direct(connector);
+				outboxRelay
+					.setWarmUp(new OutboxRelay.WarmUp(warmUpExchange, warmUp.getRequests(), warmUp.getTimeout()));
 			}
 			return outboxRelay;
 		}
@@ -395,14 +401,21 @@ public final class RetryOutboxAutoConfiguration {
 				.build(settings);
 		}
 
-		private static WebClient relayWebClient(ClientHttpConnector connector,
+		/**
+		 * The relay's builder is a copy of Boot's with the relay's connector and the
+		 * relay's customizers. It is observed when the application has an observation
+		 * registry, which Boot's customizer gives every builder.
+		 */
+		private static RelayExchange relayExchange(ClientHttpConnector connector,
 				ObjectProvider<WebClient.Builder> webClientBuilder,
-				ObjectProvider<RelayWebClientCustomizer> customizers) {
+				ObjectProvider<RelayWebClientCustomizer> customizers,
+				ObjectProvider<ObservationRegistry> observationRegistry) {
 			WebClient.Builder builder = webClientBuilder.getIfAvailable(WebClient::builder)
 				.clone()
 				.clientConnector(connector);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
-			return builder.build();
+			ObservationRegistry registry = observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP);
+			return RelayExchange.of(builder, connector, !registry.isNoop());
 		}
 
 	}

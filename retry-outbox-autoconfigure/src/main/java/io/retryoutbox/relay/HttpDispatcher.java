@@ -18,7 +18,6 @@ import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.web.reactive.function.client.ClientResponse;
-import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Sends one claimed message and turns whatever happens into a {@link DeliveryOutcome};
@@ -32,7 +31,7 @@ final class HttpDispatcher {
 
 	private static final byte[] EMPTY = new byte[0];
 
-	private final WebClient webClient;
+	private final RelayExchange exchange;
 
 	private final Map<String, RelayDestination> destinations;
 
@@ -40,9 +39,9 @@ final class HttpDispatcher {
 
 	private final int maxErrorBodyBytes;
 
-	HttpDispatcher(WebClient webClient, Map<String, RelayDestination> destinations, String idempotencyKeyHeader,
+	HttpDispatcher(RelayExchange exchange, Map<String, RelayDestination> destinations, String idempotencyKeyHeader,
 			int maxErrorBodyBytes) {
-		this.webClient = webClient;
+		this.exchange = exchange;
 		this.destinations = Map.copyOf(destinations);
 		this.idempotencyKeyHeader = idempotencyKeyHeader;
 		this.maxErrorBodyBytes = maxErrorBodyBytes;
@@ -91,23 +90,20 @@ final class HttpDispatcher {
 	private Mono<Void> exchange(ClaimedMessage message, RelayDestination destination,
 			Sinks.One<DeliveryOutcome> outcome) {
 		byte[] body = (message.body() != null) ? message.body() : EMPTY;
-		WebClient.RequestBodySpec request = this.webClient.method(HttpMethod.valueOf(message.method()))
-			.uri(destination.resolve(message.path()))
-			.headers((headers) -> {
-				// The configured headers last, so that they win over a row's own in any
-				// case: enqueue refuses them, but a row can be edited.
-				message.headers().forEach(headers::put);
-				destination.headers().forEach(headers::set);
-				headers.set(this.idempotencyKeyHeader, message.idempotencyKey());
-				if (message.contentType() != null) {
-					headers.set(HttpHeaders.CONTENT_TYPE, message.contentType());
-				}
-				// The signature last of all, built per attempt: its timestamp is this
-				// attempt's, and it signs the very bytes sent below.
-				destination.signer().sign(headers, message.id().toString(), Instant.now().getEpochSecond(), body);
-			});
-		WebClient.RequestHeadersSpec<?> spec = (message.body() != null) ? request.bodyValue(body) : request;
-		return spec.exchangeToMono((response) -> read(response, outcome, destination.timeout()));
+		return this.exchange.exchange(HttpMethod.valueOf(message.method()), destination.resolve(message.path()),
+				(headers) -> {
+					// The configured headers last, so that they win over a row's own in
+					// any case: enqueue refuses them, but a row can be edited.
+					message.headers().forEach(headers::put);
+					destination.headers().forEach(headers::set);
+					headers.set(this.idempotencyKeyHeader, message.idempotencyKey());
+					if (message.contentType() != null) {
+						headers.set(HttpHeaders.CONTENT_TYPE, message.contentType());
+					}
+					// The signature last of all, built per attempt: its timestamp is this
+					// attempt's, and it signs the very bytes sent below.
+					destination.signer().sign(headers, message.id().toString(), Instant.now().getEpochSecond(), body);
+				}, message.body(), (response) -> read(response, outcome, destination.timeout()));
 	}
 
 	private Mono<Void> read(ClientResponse response, Sinks.One<DeliveryOutcome> outcome, Duration timeout) {

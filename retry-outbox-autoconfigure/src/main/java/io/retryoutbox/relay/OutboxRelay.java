@@ -44,7 +44,6 @@ import reactor.core.publisher.SignalType;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.util.Assert;
-import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Claims due outbox messages, sends them and records what the {@link RetryPolicy}
@@ -76,6 +75,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	private final DestinationPauses pauses;
 
 	private final HttpDispatcher dispatcher;
+
+	private final RelayExchange exchange;
 
 	private final DecisionRecorder recorder;
 
@@ -215,19 +216,20 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * @param policy decides the fate of each attempt
 	 * @param fallback decides in place of {@code policy} when it throws, as for a
 	 * transient failure: the default policy with the configured settings
-	 * @param webClient sends the requests; it must not retry by itself
+	 * @param exchange sends the requests; it must not retry by itself
 	 * @param destinations the destinations by name
 	 * @param idempotencyKeyHeader the header that carries each message's idempotency key
 	 * @param settings how the relay claims and paces its work
 	 * @param observer watches each attempt, e.g. for metrics and traces
 	 */
 	public OutboxRelay(OutboxStore store, DestinationPauses pauses, RetryPolicy policy, RetryPolicy fallback,
-			WebClient webClient, Map<String, RelayDestination> destinations, String idempotencyKeyHeader,
+			RelayExchange exchange, Map<String, RelayDestination> destinations, String idempotencyKeyHeader,
 			Settings settings, AttemptObserver observer) {
 		this.observer = observer;
 		this.store = store;
 		this.pauses = pauses;
-		this.dispatcher = new HttpDispatcher(webClient, destinations, idempotencyKeyHeader, settings.errorBodyLimit());
+		this.exchange = exchange;
+		this.dispatcher = new HttpDispatcher(exchange, destinations, idempotencyKeyHeader, settings.errorBodyLimit());
 		Map<String, OnDead> onDead = new HashMap<>();
 		destinations.forEach((name, destination) -> onDead.put(name, destination.onDead()));
 		this.recorder = new DecisionRecorder(policy, fallback, onDead);
@@ -556,6 +558,14 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	public void setWarmUp(WarmUp warmUp) {
 		Assert.notNull(warmUp, "warmUp must not be null");
 		this.warmUp = warmUp;
+	}
+
+	/**
+	 * How this relay hands its requests to HTTP.
+	 * @return the exchange
+	 */
+	public RelayExchange getExchange() {
+		return this.exchange;
 	}
 
 	/**
@@ -1566,12 +1576,12 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * that its first messages are not sent by cold code. Nothing of it reaches a
 	 * destination or a message row; only the default retry policy sees the outcomes.
 	 *
-	 * @param webClient sends the requests: the relay's connector, without the
+	 * @param exchange sends the requests: the relay's connector, without the
 	 * application's filters and observation, so that they see none of them
 	 * @param requests how many requests, {@code 0} for no warm-up
 	 * @param timeout the longest the warm-up sends for
 	 */
-	public record WarmUp(@Nullable WebClient webClient, int requests, Duration timeout) {
+	public record WarmUp(@Nullable RelayExchange exchange, int requests, Duration timeout) {
 
 		/**
 		 * No warm-up.
@@ -1582,7 +1592,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			Assert.isTrue(requests >= 0, () -> "warm-up.requests must not be negative, was " + requests);
 			Assert.isTrue(requests == 0 || (!timeout.isNegative() && !timeout.isZero()),
 					() -> "warm-up.timeout must be positive, was " + timeout);
-			Assert.isTrue(requests == 0 || webClient != null, "A warm-up with requests needs a web client");
+			Assert.isTrue(requests == 0 || exchange != null, "A warm-up with requests needs an exchange");
 		}
 
 	}

@@ -23,7 +23,6 @@ import reactor.netty.http.server.HttpServer;
 
 import org.springframework.core.NestedExceptionUtils;
 import org.springframework.http.MediaType;
-import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * The relay's own path, run before it takes messages: requests through its HTTP connector
@@ -84,8 +83,8 @@ final class RelayWarmUp {
 	 * @return what it did
 	 */
 	Result run(boolean mayClaim) {
-		WebClient webClient = this.warmUp.webClient();
-		if (webClient == null || this.warmUp.requests() == 0) {
+		RelayExchange exchange = this.warmUp.exchange();
+		if (exchange == null || this.warmUp.requests() == 0) {
 			return new Result(0, 0);
 		}
 		long deadline = System.nanoTime() + this.warmUp.timeout().toNanos();
@@ -98,7 +97,7 @@ final class RelayWarmUp {
 		try {
 			RelayDestination destination = new RelayDestination(URI.create("http://127.0.0.1:" + server.port()),
 					this.warmUp.timeout(), Map.of(), OnDead.SKIP, RelayDestination.Flow.DEFAULTS);
-			HttpDispatcher dispatcher = new HttpDispatcher(webClient, Map.of(DESTINATION, destination),
+			HttpDispatcher dispatcher = new HttpDispatcher(exchange, Map.of(DESTINATION, destination),
 					this.idempotencyKeyHeader, this.settings.errorBodyLimit());
 			List<Outcome> outcomes = Flux.range(0, Math.max(0, this.warmUp.requests() - KEYS * perKey))
 				.flatMap((i) -> attempt(dispatcher, i), Math.min(IN_FLIGHT, this.settings.concurrency()))
@@ -122,7 +121,7 @@ final class RelayWarmUp {
 					this.store.release(this.owner, claimed.stream().map(Claim::id).toList());
 				}
 			}
-			int rehearsed = rehearse(webClient, destination, perKey, deadline);
+			int rehearsed = rehearse(exchange, destination, perKey, deadline);
 			return new Result(outcomes.size() + rehearsed, rehearsed);
 		}
 		finally {
@@ -140,10 +139,10 @@ final class RelayWarmUp {
 	 * milliseconds each (docs/benchmarks.md, twenty-seventh session).
 	 * @return the number of messages the rehearsal delivered
 	 */
-	private int rehearse(WebClient webClient, RelayDestination destination, int perKey, long deadline) {
+	private int rehearse(RelayExchange exchange, RelayDestination destination, int perKey, long deadline) {
 		AtomicInteger delivered = new AtomicInteger();
 		try {
-			rehearseOnCopies(webClient, destination, perKey, deadline, delivered);
+			rehearseOnCopies(exchange, destination, perKey, deadline, delivered);
 		}
 		catch (RuntimeException ex) {
 			// E.g. a role that may not create temporary tables: the warm-up above holds.
@@ -154,13 +153,12 @@ final class RelayWarmUp {
 		return delivered.get();
 	}
 
-	private void rehearseOnCopies(WebClient webClient, RelayDestination destination, int perKey, long deadline,
+	private void rehearseOnCopies(RelayExchange exchange, RelayDestination destination, int perKey, long deadline,
 			AtomicInteger delivered) {
 		this.store.rehearse(DESTINATION, KEYS, perKey, (rehearsal) -> {
 			ServedStore served = new ServedStore(rehearsal);
 			OutboxRelay relay = new OutboxRelay(served, new DestinationPauses(new NoPauses(), Duration.ofMinutes(1)),
-					this.fallback, this.fallback, webClient, Map.of(DESTINATION, destination),
-					this.idempotencyKeyHeader,
+					this.fallback, this.fallback, exchange, Map.of(DESTINATION, destination), this.idempotencyKeyHeader,
 					new OutboxRelay.Settings(this.settings.pollInterval(), this.settings.batchSize(),
 							this.settings.concurrency(), this.settings.leaseTimeout(), this.settings.shutdownTimeout(),
 							Duration.ZERO, this.settings.errorBodyLimit(), this.settings.runSize(), Duration.ZERO,

@@ -23,6 +23,7 @@ import mockwebserver3.MockResponse;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,7 +38,15 @@ class HttpDispatcherTests {
 
 	@Test
 	void deliversWithoutMakingAnExceptionForAnExchangeThatHadItsResponse() throws IOException {
-		HttpDispatcher dispatcher = dispatcher();
+		assertMakesNoException(dispatcher(RelayExchange.direct(new ReactorClientHttpConnector())));
+	}
+
+	@Test
+	void deliversThroughWebClientWithoutMakingAnExceptionForAnExchangeThatHadItsResponse() throws IOException {
+		assertMakesNoException(dispatcher(RelayExchange.through(WebClient.create())));
+	}
+
+	private static void assertMakesNoException(HttpDispatcher dispatcher) throws IOException {
 		deliver(dispatcher);
 		List<RecordedEvent> made;
 		try (Recording recording = new Recording()) {
@@ -84,14 +93,18 @@ class HttpDispatcherTests {
 			.isPresent();
 	}
 
-	private HttpDispatcher dispatcher() {
-		return dispatcher(Duration.ofSeconds(5));
+	private HttpDispatcher dispatcher(RelayExchange exchange) {
+		return dispatcher(exchange, Duration.ofSeconds(5));
 	}
 
 	private HttpDispatcher dispatcher(Duration timeout) {
+		return dispatcher(RelayExchange.direct(new ReactorClientHttpConnector()), timeout);
+	}
+
+	private HttpDispatcher dispatcher(RelayExchange exchange, Duration timeout) {
 		RelayDestination destination = new RelayDestination(this.server.server().url("/").uri(), timeout, Map.of(),
 				OnDead.SKIP, RelayDestination.Flow.DEFAULTS);
-		return new HttpDispatcher(WebClient.create(), Map.of("payments", destination), "Idempotency-Key", 1024);
+		return new HttpDispatcher(exchange, Map.of("payments", destination), "Idempotency-Key", 1024);
 	}
 
 	private static ClaimedMessage message() {

@@ -1,0 +1,82 @@
+package io.retryoutbox;
+
+import java.time.Duration;
+import java.util.UUID;
+
+import io.micrometer.observation.ObservationRegistry;
+import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.testsupport.DestinationServer;
+import io.retryoutbox.testsupport.OutboxContexts;
+import io.retryoutbox.testsupport.TestDatabase;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.http.MediaType;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Which way the auto-configured relay hands its requests to HTTP: straight to its
+ * connector unless the application customizes or observes its web client.
+ */
+class RelayExchangeIntegrationTests {
+
+	@RegisterExtension
+	final DestinationServer destination = new DestinationServer();
+
+	private final String jdbcUrl = TestDatabase.createDatabase();
+
+	private ApplicationContextRunner runner() {
+		return OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"));
+	}
+
+	@Test
+	void sendsStraightToItsConnectorWhenNothingCustomizesOrObservesItsWebClient() {
+		runner().run((context) -> {
+			assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient()).isFalse();
+			UUID id = OutboxContexts.send(context,
+					OutboxRequest.post("api", "/orders/1").body("{}", MediaType.APPLICATION_JSON).build());
+			assertThat(this.destination.nextPath()).isEqualTo("/orders/1");
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "DELIVERED".equals(OutboxContexts.row(context, id).get("status")));
+		});
+	}
+
+	@Test
+	void sendsThroughItsWebClientWhenARelayWebClientCustomizerIsThere() {
+		runner().withBean(RelayWebClientCustomizer.class, () -> (builder) -> builder.defaultHeader("X-Tenant", "t-1"))
+			.run((context) -> assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient())
+				.isTrue());
+	}
+
+	@Test
+	void sendsThroughItsWebClientWhenTheApplicationObservesIt() {
+		runner().withBean(ObservationRegistry.class, RelayExchangeIntegrationTests::observing)
+			.run((context) -> assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient())
+				.isTrue());
+	}
+
+	@Test
+	void sendsStraightToItsConnectorWhenTheObservationRegistryHasNoHandler() {
+		runner().withBean(ObservationRegistry.class, ObservationRegistry::create)
+			.run((context) -> assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient())
+				.isFalse());
+	}
+
+	@Test
+	void sendsStraightToItsConnectorWithANoOpObservationRegistry() {
+		runner().withBean(ObservationRegistry.class, () -> ObservationRegistry.NOOP)
+			.run((context) -> assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient())
+				.isFalse());
+	}
+
+	private static ObservationRegistry observing() {
+		ObservationRegistry registry = ObservationRegistry.create();
+		registry.observationConfig().observationHandler((context) -> true);
+		return registry;
+	}
+
+}
