@@ -2,24 +2,28 @@ package io.retryoutbox;
 
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 import io.micrometer.observation.ObservationRegistry;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
+import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.ClientRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
  * Which way the auto-configured relay hands its requests to HTTP: straight to its
- * connector unless the application customizes or observes its web client.
+ * connector, through its builder's filters, unless the application observes its web
+ * client or its builder adds anything else to a request.
  */
 class RelayExchangeIntegrationTests {
 
@@ -46,7 +50,21 @@ class RelayExchangeIntegrationTests {
 	}
 
 	@Test
-	void sendsThroughItsWebClientWhenARelayWebClientCustomizerIsThere() {
+	void sendsStraightToItsConnectorThroughTheFiltersOfARelayWebClientCustomizer() {
+		RelayWebClientCustomizer credentials = (builder) -> builder.filter((request, next) -> next
+			.exchange(ClientRequest.from(request).headers((headers) -> headers.setBearerAuth("token-1")).build()));
+		runner().withBean(RelayWebClientCustomizer.class, () -> credentials).run((context) -> {
+			assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient()).isFalse();
+			OutboxContexts.send(context,
+					OutboxRequest.post("api", "/orders/2").body("{}", MediaType.APPLICATION_JSON).build());
+			RecordedRequest request = this.destination.server().takeRequest(20, TimeUnit.SECONDS);
+			assertThat(request).isNotNull();
+			assertThat(request.getHeaders().get("Authorization")).isEqualTo("Bearer token-1");
+		});
+	}
+
+	@Test
+	void sendsThroughItsWebClientWhenARelayWebClientCustomizerAddsADefaultHeader() {
 		runner().withBean(RelayWebClientCustomizer.class, () -> (builder) -> builder.defaultHeader("X-Tenant", "t-1"))
 			.run((context) -> assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient())
 				.isTrue());

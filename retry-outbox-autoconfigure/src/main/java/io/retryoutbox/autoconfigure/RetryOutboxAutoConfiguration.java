@@ -403,19 +403,17 @@ public final class RetryOutboxAutoConfiguration {
 
 		/**
 		 * The relay's builder is a copy of Boot's with the relay's connector and the
-		 * relay's customizers. It is observed when the application has an observation
-		 * registry, which Boot's customizer gives every builder.
+		 * relay's customizers, applied once. It is observed when the application has an
+		 * observation registry, which Boot's customizer gives every builder.
 		 */
 		private static RelayExchange relayExchange(ClientHttpConnector connector,
 				ObjectProvider<WebClient.Builder> webClientBuilder,
 				ObjectProvider<RelayWebClientCustomizer> customizers,
 				ObjectProvider<ObservationRegistry> observationRegistry) {
-			WebClient.Builder builder = webClientBuilder.getIfAvailable(WebClient::builder)
-				.clone()
-				.clientConnector(connector);
-			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			ObservationRegistry registry = observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP);
-			return RelayExchange.of(builder, connector, !registry.isNoop());
+			return RelayExchange.of(webClientBuilder.getIfAvailable(WebClient::builder).clone(), connector,
+					(builder) -> customizers.orderedStream().forEach((customizer) -> customizer.customize(builder)),
+					!registry.isNoop());
 		}
 
 	}

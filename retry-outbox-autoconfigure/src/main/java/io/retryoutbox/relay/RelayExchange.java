@@ -1,6 +1,9 @@
 package io.retryoutbox.relay;
 
 import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -13,24 +16,29 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.client.reactive.ClientHttpConnector;
 import org.springframework.http.client.reactive.ClientHttpRequest;
+import org.springframework.http.client.reactive.ClientHttpResponse;
 import org.springframework.web.reactive.function.BodyInserter;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunctions;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * How the relay hands a request to HTTP: through a {@link WebClient}, or straight to its
- * connector. WebClient's own pipeline (an observation, a checkpoint, a dozen operators a
- * request) serves what a builder adds to a request: filters, default headers, cookies and
- * observation. Where the builder adds none of them, the same bytes go to the same
- * connector without it, which took about a tenth of the relay's CPU a message in the
- * shared bench (docs/benchmarks.md, thirty-eighth session).
+ * connector through its builder's filters. WebClient's own pipeline (an observation, a
+ * checkpoint, a dozen operators a request) serves what a builder adds to a request
+ * besides its filters: default headers, cookies, a default request, and observation.
+ * Where the builder adds none of them and keeps the relay's connector, the same bytes go
+ * to the same connector without it, which took about a tenth of the relay's CPU a message
+ * in the shared bench (docs/benchmarks.md, thirty-eighth session).
  */
 public final class RelayExchange {
 
 	private static final URI PROBE = URI.create("http://retry-outbox.invalid/probe");
+
+	private static final Duration PROBE_WAIT = Duration.ofSeconds(1);
 
 	private final Sender sender;
 
@@ -59,7 +67,16 @@ public final class RelayExchange {
 	 * @return the exchange
 	 */
 	public static RelayExchange direct(ClientHttpConnector connector) {
-		ExchangeFunction exchange = ExchangeFunctions.create(connector);
+		return direct(connector, List.of());
+	}
+
+	private static RelayExchange direct(ClientHttpConnector connector, List<ExchangeFilterFunction> filters) {
+		ExchangeFunction unfiltered = ExchangeFunctions.create(connector);
+		// As WebClient applies its builder's filters: the first one outermost.
+		ExchangeFunction exchange = filters.stream()
+			.reduce(ExchangeFilterFunction::andThen)
+			.map((filter) -> filter.apply(unfiltered))
+			.orElse(unfiltered);
 		return new RelayExchange((method, uri, headers, body, reader) -> {
 			ClientRequest.Builder request = ClientRequest.create(method, uri).headers(headers);
 			if (body != null) {
@@ -72,16 +89,27 @@ public final class RelayExchange {
 	}
 
 	/**
-	 * Sends through a web client built from {@code builder} if it adds anything to a
-	 * request, and otherwise straight to {@code connector}, the builder's own.
-	 * @param builder the relay's builder, its connector set and customized
-	 * @param connector the connector set on it
+	 * Sets {@code connector} on {@code builder}, has {@code customizer} customize it, and
+	 * sends through a web client built from it if it is observed, adds anything to a
+	 * request other than by its filters, or no longer sends with {@code connector}; and
+	 * otherwise straight to {@code connector}, through the builder's filters.
+	 * @param builder the relay's builder
+	 * @param connector the relay's connector
+	 * @param customizer customizes the builder once its connector is set
 	 * @param observed whether the builder's web client is observed, which the builder
 	 * does not tell
 	 * @return the exchange
 	 */
-	public static RelayExchange of(WebClient.Builder builder, ClientHttpConnector connector, boolean observed) {
-		return (observed || addsToRequests(builder)) ? through(builder.build()) : direct(connector);
+	public static RelayExchange of(WebClient.Builder builder, ClientHttpConnector connector,
+			Consumer<WebClient.Builder> customizer, boolean observed) {
+		ProbedConnector probed = new ProbedConnector(connector);
+		customizer.accept(builder.clientConnector(probed));
+		if (observed || addsToRequests(builder) || !sendsWith(builder, probed)) {
+			return through(builder.build());
+		}
+		List<ExchangeFilterFunction> filters = new ArrayList<>();
+		builder.filters(filters::addAll);
+		return direct(connector, filters);
 	}
 
 	/**
@@ -92,17 +120,11 @@ public final class RelayExchange {
 		return this.throughWebClient;
 	}
 
-	// A probe request built by the builder's web client, caught before it is sent: a
-	// default request, header or cookie shows on it; a filter, which could change any
-	// request, is enough by itself.
+	// A probe request built by the builder's web client without its filters, caught
+	// before it is sent: a default request, header or cookie shows on it.
 	private static boolean addsToRequests(WebClient.Builder builder) {
-		boolean[] filters = new boolean[1];
-		builder.filters((list) -> filters[0] = !list.isEmpty());
-		if (filters[0]) {
-			return true;
-		}
 		AtomicReference<ClientRequest> built = new AtomicReference<>();
-		builder.clone().exchangeFunction((request) -> {
+		builder.clone().filters(List::clear).exchangeFunction((request) -> {
 			built.set(request);
 			return Mono.empty();
 		}).build().post().uri(PROBE).exchangeToMono((response) -> Mono.empty()).onErrorComplete().block();
@@ -110,6 +132,23 @@ public final class RelayExchange {
 		return request == null || !request.url().equals(PROBE) || !request.headers().isEmpty()
 				|| !request.cookies().isEmpty()
 				|| !request.attributes().keySet().equals(Set.of(ClientRequest.LOG_ID_ATTRIBUTE));
+	}
+
+	// The probe sent through the builder's web client without its filters: it reaches
+	// the relay's connector unless a customizer set a connector or an exchange function
+	// of its own, which may try the reserved .invalid host; only whether it reached the
+	// relay's, at once, matters.
+	private static boolean sendsWith(WebClient.Builder builder, ProbedConnector probed) {
+		builder.clone()
+			.filters(List::clear)
+			.build()
+			.post()
+			.uri(PROBE)
+			.exchangeToMono((response) -> Mono.empty())
+			.timeout(PROBE_WAIT)
+			.onErrorComplete()
+			.block();
+		return probed.probed;
 	}
 
 	Mono<Void> exchange(HttpMethod method, URI uri, Consumer<HttpHeaders> headers, byte @Nullable [] body,
@@ -131,6 +170,32 @@ public final class RelayExchange {
 
 		Mono<Void> exchange(HttpMethod method, URI uri, Consumer<HttpHeaders> headers, byte @Nullable [] body,
 				Function<ClientResponse, Mono<Void>> reader);
+
+	}
+
+	/**
+	 * The relay's connector, set on its builder before the customizers, that answers the
+	 * probe itself instead of sending it.
+	 */
+	private static final class ProbedConnector implements ClientHttpConnector {
+
+		private final ClientHttpConnector connector;
+
+		private volatile boolean probed;
+
+		ProbedConnector(ClientHttpConnector connector) {
+			this.connector = connector;
+		}
+
+		@Override
+		public Mono<ClientHttpResponse> connect(HttpMethod method, URI uri,
+				Function<? super ClientHttpRequest, Mono<Void>> requestCallback) {
+			if (uri == PROBE) {
+				this.probed = true;
+				return Mono.error(new IllegalStateException("The relay's probe is not sent"));
+			}
+			return this.connector.connect(method, uri, requestCallback);
+		}
 
 	}
 

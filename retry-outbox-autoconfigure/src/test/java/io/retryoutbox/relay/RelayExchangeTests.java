@@ -19,6 +19,9 @@ import org.springframework.http.HttpMethod;
 import org.springframework.http.client.reactive.ClientHttpConnector;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.ClientRequest;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.ExchangeFunction;
+import org.springframework.web.reactive.function.client.ExchangeFunctions;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,6 +34,9 @@ class RelayExchangeTests {
 
 	@RegisterExtension
 	final DestinationServer server = new DestinationServer();
+
+	private static final Consumer<WebClient.Builder> NOTHING = (builder) -> {
+	};
 
 	private final ClientHttpConnector connector = new ReactorClientHttpConnector();
 
@@ -87,47 +93,79 @@ class RelayExchangeTests {
 
 	@Test
 	void goesStraightToTheConnectorWhenTheBuilderAddsNothingToARequest() {
-		assertThat(RelayExchange.of(WebClient.builder(), this.connector, false).isThroughWebClient()).isFalse();
-	}
-
-	@Test
-	void goesThroughWebClientWhenTheBuilderHasAFilter() {
-		WebClient.Builder builder = WebClient.builder().filter((request, next) -> next.exchange(request));
-		assertThat(RelayExchange.of(builder, this.connector, false).isThroughWebClient()).isTrue();
+		assertThat(RelayExchange.of(WebClient.builder(), this.connector, NOTHING, false).isThroughWebClient())
+			.isFalse();
 	}
 
 	@Test
 	void goesThroughWebClientWhenTheBuilderHasADefaultHeader() {
 		WebClient.Builder builder = WebClient.builder().defaultHeader("X-Tenant", "t-1");
-		assertThat(RelayExchange.of(builder, this.connector, false).isThroughWebClient()).isTrue();
+		assertThat(RelayExchange.of(builder, this.connector, NOTHING, false).isThroughWebClient()).isTrue();
 	}
 
 	@Test
 	void goesThroughWebClientWhenTheBuilderHasADefaultCookie() {
 		WebClient.Builder builder = WebClient.builder().defaultCookie("session", "s-1");
-		assertThat(RelayExchange.of(builder, this.connector, false).isThroughWebClient()).isTrue();
+		assertThat(RelayExchange.of(builder, this.connector, NOTHING, false).isThroughWebClient()).isTrue();
 	}
 
 	@Test
 	void goesThroughWebClientWhenTheBuilderHasADefaultRequest() {
 		WebClient.Builder builder = WebClient.builder().defaultRequest((request) -> request.attribute("tenant", "t-1"));
-		assertThat(RelayExchange.of(builder, this.connector, false).isThroughWebClient()).isTrue();
+		assertThat(RelayExchange.of(builder, this.connector, NOTHING, false).isThroughWebClient()).isTrue();
+	}
+
+	@Test
+	void goesThroughWebClientWhenACustomizerSetsAConnectorOfItsOwn() {
+		ClientHttpConnector own = new ReactorClientHttpConnector();
+		RelayExchange exchange = RelayExchange.of(WebClient.builder(), this.connector,
+				(builder) -> builder.clientConnector(own), false);
+		assertThat(exchange.isThroughWebClient()).isTrue();
+	}
+
+	@Test
+	void goesThroughWebClientWhenACustomizerSetsAnExchangeFunctionOfItsOwn() {
+		ExchangeFunction own = ExchangeFunctions.create(new ReactorClientHttpConnector());
+		RelayExchange exchange = RelayExchange.of(WebClient.builder(), this.connector,
+				(builder) -> builder.exchangeFunction(own), false);
+		assertThat(exchange.isThroughWebClient()).isTrue();
 	}
 
 	@Test
 	void goesThroughWebClientWhenItIsObserved() {
-		assertThat(RelayExchange.of(WebClient.builder(), this.connector, true).isThroughWebClient()).isTrue();
+		assertThat(RelayExchange.of(WebClient.builder(), this.connector, NOTHING, true).isThroughWebClient()).isTrue();
 	}
 
 	@Test
-	void sendsARequestThroughTheBuildersFilterWhenItHasOne() throws InterruptedException {
+	void goesStraightToTheConnectorThroughTheBuildersFilters() throws InterruptedException {
 		WebClient.Builder builder = WebClient.builder()
 			.clientConnector(this.connector)
 			.filter((request, next) -> next
 				.exchange(ClientRequest.from(request).headers((h) -> h.setBearerAuth("token-1")).build()));
-		RecordedRequest request = send(RelayExchange.of(builder, this.connector, false), HttpMethod.POST, (h) -> {
+		RelayExchange exchange = RelayExchange.of(builder, this.connector, NOTHING, false);
+		assertThat(exchange.isThroughWebClient()).isFalse();
+		RecordedRequest request = send(exchange, HttpMethod.POST, (h) -> {
 		}, new byte[0]);
 		assertThat(request.getHeaders().get("Authorization")).isEqualTo("Bearer token-1");
+	}
+
+	@Test
+	void appliesTheBuildersFiltersInTheOrderWebClientAppliesThem() throws InterruptedException {
+		WebClient.Builder builder = WebClient.builder()
+			.clientConnector(this.connector)
+			.filter(order("first"))
+			.filter(order("second"));
+		RecordedRequest direct = send(RelayExchange.of(builder, this.connector, NOTHING, false), HttpMethod.POST,
+				(h) -> {
+				}, new byte[0]);
+		RecordedRequest throughWebClient = send(RelayExchange.through(builder.build()), HttpMethod.POST, (h) -> {
+		}, new byte[0]);
+		assertThat(direct.getHeaders().values("X-Order")).containsExactly("first", "second")
+			.isEqualTo(throughWebClient.getHeaders().values("X-Order"));
+	}
+
+	private static ExchangeFilterFunction order(String name) {
+		return (request, next) -> next.exchange(ClientRequest.from(request).header("X-Order", name).build());
 	}
 
 	private RecordedRequest send(RelayExchange exchange, HttpMethod method, Consumer<HttpHeaders> headers,
