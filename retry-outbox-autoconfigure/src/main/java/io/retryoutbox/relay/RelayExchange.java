@@ -104,7 +104,7 @@ public final class RelayExchange {
 			Consumer<WebClient.Builder> customizer, boolean observed) {
 		ProbedConnector probed = new ProbedConnector(connector);
 		customizer.accept(builder.clientConnector(probed));
-		if (observed || addsToRequests(builder) || !sendsWith(builder, probed)) {
+		if (observed || addsToRequestsOrSendsElsewhere(builder, probed)) {
 			return through(builder.build());
 		}
 		List<ExchangeFilterFunction> filters = new ArrayList<>();
@@ -120,27 +120,21 @@ public final class RelayExchange {
 		return this.throughWebClient;
 	}
 
-	// A probe request built by the builder's web client without its filters, caught
-	// before it is sent: a default request, header or cookie shows on it.
-	private static boolean addsToRequests(WebClient.Builder builder) {
+	// One probe request through the builder's web client, its filters replaced by one
+	// that notes the request as built: a default request, header or cookie shows on it.
+	// It then goes on to the relay's connector, which answers it itself, unless a
+	// customizer set a connector or an exchange function of its own; that one may try
+	// the reserved .invalid host, and only whether the relay's was reached at once
+	// matters.
+	private static boolean addsToRequestsOrSendsElsewhere(WebClient.Builder builder, ProbedConnector probed) {
 		AtomicReference<ClientRequest> built = new AtomicReference<>();
-		builder.clone().filters(List::clear).exchangeFunction((request) -> {
-			built.set(request);
-			return Mono.empty();
-		}).build().post().uri(PROBE).exchangeToMono((response) -> Mono.empty()).onErrorComplete().block();
-		ClientRequest request = built.get();
-		return request == null || !request.url().equals(PROBE) || !request.headers().isEmpty()
-				|| !request.cookies().isEmpty()
-				|| !request.attributes().keySet().equals(Set.of(ClientRequest.LOG_ID_ATTRIBUTE));
-	}
-
-	// The probe sent through the builder's web client without its filters: it reaches
-	// the relay's connector unless a customizer set a connector or an exchange function
-	// of its own, which may try the reserved .invalid host; only whether it reached the
-	// relay's, at once, matters.
-	private static boolean sendsWith(WebClient.Builder builder, ProbedConnector probed) {
-		builder.clone()
-			.filters(List::clear)
+		builder.clone().filters((filters) -> {
+			filters.clear();
+			filters.add((request, next) -> {
+				built.set(request);
+				return next.exchange(request);
+			});
+		})
 			.build()
 			.post()
 			.uri(PROBE)
@@ -148,7 +142,10 @@ public final class RelayExchange {
 			.timeout(PROBE_WAIT)
 			.onErrorComplete()
 			.block();
-		return probed.probed;
+		ClientRequest request = built.get();
+		return request == null || !request.url().equals(PROBE) || !request.headers().isEmpty()
+				|| !request.cookies().isEmpty()
+				|| !request.attributes().keySet().equals(Set.of(ClientRequest.LOG_ID_ATTRIBUTE)) || !probed.probed;
 	}
 
 	Mono<Void> exchange(HttpMethod method, URI uri, Consumer<HttpHeaders> headers, byte @Nullable [] body,
