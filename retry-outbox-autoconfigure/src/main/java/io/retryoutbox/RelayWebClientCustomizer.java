@@ -9,8 +9,9 @@ import org.springframework.web.reactive.function.client.WebClient;
  * table. Applied in order, after Boot's {@code WebClientCustomizer}s and the relay's
  * connector, to a builder of the relay's own.
  * <p>
- * Filters are applied to every attempt either way; a default header, cookie or default
- * request, or an observed builder, has the relay send through the whole of WebClient's
+ * Filters and Boot's observation are applied to every attempt either way; a default
+ * header, cookie or default request, or a connector, exchange function, observation
+ * registry or convention set here, has the relay send through the whole of WebClient's
  * request pipeline, which costs more CPU an attempt than its connector and filters alone.
  * <p>
  * Do not add retries here: the relay is the one layer that retries, and a filter that

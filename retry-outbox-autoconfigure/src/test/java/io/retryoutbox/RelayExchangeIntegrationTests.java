@@ -1,9 +1,13 @@
 package io.retryoutbox;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
@@ -13,17 +17,25 @@ import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.webclient.autoconfigure.WebClientObservationAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.ClientRequest;
+import org.springframework.web.reactive.function.client.ClientRequestObservationConvention;
+import org.springframework.web.reactive.function.client.DefaultClientRequestObservationConvention;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
  * Which way the auto-configured relay hands its requests to HTTP: straight to its
- * connector, through its builder's filters, unless the application observes its web
- * client or its builder adds anything else to a request.
+ * connector, through its builder's filters and observed as Boot observes web clients,
+ * unless its builder adds anything else to a request or the application's observation
+ * convention is its own.
  */
 class RelayExchangeIntegrationTests {
 
@@ -71,10 +83,48 @@ class RelayExchangeIntegrationTests {
 	}
 
 	@Test
-	void sendsThroughItsWebClientWhenTheApplicationObservesIt() {
+	void sendsStraightToItsConnectorObservedAsBootObservesWebClients() {
+		observedByBoot().withPropertyValues("management.observations.http.client.requests.name=relay.requests")
+			.run((context) -> {
+				assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient()).isFalse();
+				OutboxContexts.send(context,
+						OutboxRequest.post("api", "/orders/3").body("{}", MediaType.APPLICATION_JSON).build());
+				assertThat(this.destination.nextPath()).isEqualTo("/orders/3");
+				Stopped stopped = context.getBean(Stopped.class);
+				await().atMost(Duration.ofSeconds(20))
+					.untilAsserted(() -> assertThat(stopped.contexts).extracting(Observation.Context::getName)
+						.contains("relay.requests"));
+				Observation.Context client = stopped.contexts.stream()
+					.filter((observed) -> observed.getName().equals("relay.requests"))
+					.findFirst()
+					.orElseThrow();
+				assertThat(client.getLowCardinalityKeyValues().stream().map(Object::toString))
+					.contains("keyValue(method=POST)", "keyValue(status=200)", "keyValue(outcome=SUCCESS)");
+			});
+	}
+
+	@Test
+	void sendsThroughItsWebClientObservedWithAConventionOfTheApplications() {
+		observedByBoot().withBean(ClientRequestObservationConvention.class,
+				() -> new DefaultClientRequestObservationConvention("own.requests") {
+				})
+			.run((context) -> {
+				assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient()).isTrue();
+				OutboxContexts.send(context,
+						OutboxRequest.post("api", "/orders/4").body("{}", MediaType.APPLICATION_JSON).build());
+				assertThat(this.destination.nextPath()).isEqualTo("/orders/4");
+				Stopped stopped = context.getBean(Stopped.class);
+				await().atMost(Duration.ofSeconds(20))
+					.untilAsserted(() -> assertThat(stopped.contexts).extracting(Observation.Context::getName)
+						.contains("own.requests"));
+			});
+	}
+
+	@Test
+	void sendsStraightToItsConnectorWhenTheApplicationHasARegistryButBootDoesNotObserveWebClients() {
 		runner().withBean(ObservationRegistry.class, RelayExchangeIntegrationTests::observing)
 			.run((context) -> assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient())
-				.isTrue());
+				.isFalse());
 	}
 
 	@Test
@@ -91,10 +141,41 @@ class RelayExchangeIntegrationTests {
 				.isFalse());
 	}
 
+	private ApplicationContextRunner observedByBoot() {
+		return runner()
+			.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class,
+					WebClientObservationAutoConfiguration.class))
+			.withUserConfiguration(Stopped.class);
+	}
+
 	private static ObservationRegistry observing() {
 		ObservationRegistry registry = ObservationRegistry.create();
 		registry.observationConfig().observationHandler((context) -> true);
 		return registry;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Stopped {
+
+		final List<Observation.Context> contexts = new CopyOnWriteArrayList<>();
+
+		@Bean
+		ObservationHandler<Observation.Context> stoppedObservations() {
+			return new ObservationHandler<>() {
+
+				@Override
+				public void onStop(Observation.Context context) {
+					Stopped.this.contexts.add(context);
+				}
+
+				@Override
+				public boolean supportsContext(Observation.Context context) {
+					return true;
+				}
+
+			};
+		}
+
 	}
 
 }

@@ -52,6 +52,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.http.client.HttpClientSettings;
 import org.springframework.boot.http.client.HttpRedirects;
@@ -61,11 +62,15 @@ import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
+import org.springframework.boot.webclient.observation.ObservationWebClientCustomizer;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.http.client.reactive.ClientHttpConnector;
 import org.springframework.util.function.SingletonSupplier;
+import org.springframework.web.reactive.function.client.ClientRequestObservationConvention;
+import org.springframework.web.reactive.function.client.DefaultClientRequestObservationConvention;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
@@ -337,7 +342,10 @@ public final class RetryOutboxAutoConfiguration {
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
 				ObjectProvider<HttpClientSettings> httpClientSettings,
 				ObjectProvider<RelayWebClientCustomizer> customizers, ObjectProvider<AttemptObserver> attemptObservers,
-				ObjectProvider<ObservationRegistry> observationRegistry, OutboxClock clock) {
+				ObjectProvider<ObservationRegistry> observationRegistry,
+				ObjectProvider<ObservationWebClientCustomizer> observedWebClients,
+				ObjectProvider<ClientRequestObservationConvention> observationConvention, Environment environment,
+				OutboxClock clock) {
 			RetryOutboxProperties.Relay relay = properties.getRelay();
 			OutboxRelay.Settings settings = new OutboxRelay.Settings(relay.getPollInterval(), relay.getBatchSize(),
 					relay.getConcurrency(), relay.getLeaseTimeout(), relay.getShutdownTimeout(), relay.getStartDelay(),
@@ -346,7 +354,10 @@ public final class RetryOutboxAutoConfiguration {
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
 					: defaultRetryPolicy(properties, jsonMapper, clock);
 			ClientHttpConnector connector = relayConnector(connectionPool, connectorBuilder, httpClientSettings);
-			RelayExchange exchange = relayExchange(connector, webClientBuilder, customizers, observationRegistry);
+			ObservationRegistry registry = (observedWebClients.getIfAvailable() != null)
+					? observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP) : ObservationRegistry.NOOP;
+			RelayExchange exchange = relayExchange(connector, webClientBuilder, customizers, registry,
+					observationConvention.getIfAvailable(() -> defaultObservationConvention(environment)));
 			OutboxRelay outboxRelay = new OutboxRelay(store,
 					new DestinationPauses(pauseStore, longestTimeout(properties)), retryPolicy, fallback, exchange,
 					destinations(properties), properties.getIdempotencyKeyHeader(), settings,
@@ -403,17 +414,25 @@ public final class RetryOutboxAutoConfiguration {
 
 		/**
 		 * The relay's builder is a copy of Boot's with the relay's connector and the
-		 * relay's customizers, applied once. It is observed when the application has an
-		 * observation registry, which Boot's customizer gives every builder.
+		 * relay's customizers, applied once. It is observed as Boot observes every
+		 * builder where Boot's observation customizer is, with the same registry and
+		 * convention.
 		 */
 		private static RelayExchange relayExchange(ClientHttpConnector connector,
 				ObjectProvider<WebClient.Builder> webClientBuilder,
-				ObjectProvider<RelayWebClientCustomizer> customizers,
-				ObjectProvider<ObservationRegistry> observationRegistry) {
-			ObservationRegistry registry = observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP);
+				ObjectProvider<RelayWebClientCustomizer> customizers, ObservationRegistry registry,
+				ClientRequestObservationConvention convention) {
 			return RelayExchange.of(webClientBuilder.getIfAvailable(WebClient::builder).clone(), connector,
 					(builder) -> customizers.orderedStream().forEach((customizer) -> customizer.customize(builder)),
-					!registry.isNoop());
+					registry, convention);
+		}
+
+		// As Boot's WebClientObservationAutoConfiguration names it, without a dependency
+		// on Boot's observation module for its properties.
+		private static ClientRequestObservationConvention defaultObservationConvention(Environment environment) {
+			return new DefaultClientRequestObservationConvention(Binder.get(environment)
+				.bind("management.observations.http.client.requests.name", String.class)
+				.orElse("http.client.requests"));
 		}
 
 	}

@@ -9,6 +9,11 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
+import io.micrometer.common.KeyValues;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -18,8 +23,12 @@ import org.springframework.http.client.reactive.ClientHttpConnector;
 import org.springframework.http.client.reactive.ClientHttpRequest;
 import org.springframework.http.client.reactive.ClientHttpResponse;
 import org.springframework.web.reactive.function.BodyInserter;
+import org.springframework.web.reactive.function.client.ClientHttpObservationDocumentation;
 import org.springframework.web.reactive.function.client.ClientRequest;
+import org.springframework.web.reactive.function.client.ClientRequestObservationContext;
+import org.springframework.web.reactive.function.client.ClientRequestObservationConvention;
 import org.springframework.web.reactive.function.client.ClientResponse;
+import org.springframework.web.reactive.function.client.DefaultClientRequestObservationConvention;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunctions;
@@ -27,18 +36,21 @@ import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * How the relay hands a request to HTTP: through a {@link WebClient}, or straight to its
- * connector through its builder's filters. WebClient's own pipeline (an observation, a
- * checkpoint, a dozen operators a request) serves what a builder adds to a request
- * besides its filters: default headers, cookies, a default request, and observation.
- * Where the builder adds none of them and keeps the relay's connector, the same bytes go
- * to the same connector without it, which took about a tenth of the relay's CPU a message
- * in the shared bench (docs/benchmarks.md, thirty-eighth session).
+ * connector through its builder's filters. WebClient's own pipeline (a checkpoint and a
+ * dozen operators a request) serves what a builder adds to a request besides its filters
+ * and its observation: default headers, cookies, a default request. Where the builder
+ * adds none of them and keeps the relay's connector, the same bytes go to the same
+ * connector without it, observed as WebClient observes them, which took about a tenth of
+ * the relay's CPU a message in the shared bench (docs/benchmarks.md, thirty-eighth
+ * session).
  */
 public final class RelayExchange {
 
 	private static final URI PROBE = URI.create("http://retry-outbox.invalid/probe");
 
 	private static final Duration PROBE_WAIT = Duration.ofSeconds(1);
+
+	private static final ClientRequestObservationConvention DEFAULT_CONVENTION = new DefaultClientRequestObservationConvention();
 
 	private final Sender sender;
 
@@ -62,54 +74,112 @@ public final class RelayExchange {
 	}
 
 	/**
-	 * Sends every request straight to a connector.
+	 * Sends every request straight to a connector, unobserved.
 	 * @param connector the connector
 	 * @return the exchange
 	 */
 	public static RelayExchange direct(ClientHttpConnector connector) {
-		return direct(connector, List.of());
+		return direct(connector, List.of(), ObservationRegistry.NOOP, DEFAULT_CONVENTION);
 	}
 
-	private static RelayExchange direct(ClientHttpConnector connector, List<ExchangeFilterFunction> filters) {
+	private static RelayExchange direct(ClientHttpConnector connector, List<ExchangeFilterFunction> filters,
+			ObservationRegistry registry, ClientRequestObservationConvention convention) {
 		ExchangeFunction unfiltered = ExchangeFunctions.create(connector);
 		// As WebClient applies its builder's filters: the first one outermost.
-		ExchangeFunction exchange = filters.stream()
-			.reduce(ExchangeFilterFunction::andThen)
-			.map((filter) -> filter.apply(unfiltered))
-			.orElse(unfiltered);
-		return new RelayExchange((method, uri, headers, body, reader) -> {
-			ClientRequest.Builder request = ClientRequest.create(method, uri).headers(headers);
-			if (body != null) {
-				request.body(bytes(body));
-			}
-			return exchange.exchange(request.build())
-				.flatMap((response) -> reader.apply(response)
-					.onErrorResume((ex) -> response.releaseBody().then(Mono.error(ex))));
-		}, false);
+		@Nullable ExchangeFilterFunction filter = filters.stream().reduce(ExchangeFilterFunction::andThen).orElse(null);
+		if (registry.isNoop()) {
+			ExchangeFunction exchange = (filter != null) ? filter.apply(unfiltered) : unfiltered;
+			return new RelayExchange(
+					(method, uri, headers, body,
+							reader) -> read(exchange.exchange(request(method, uri, headers, body).build()), reader),
+					false);
+		}
+		return new RelayExchange((method, uri, headers, body, reader) -> read(
+				observed(unfiltered, filter, registry, convention, request(method, uri, headers, body)), reader),
+				false);
+	}
+
+	// As WebClient observes an exchange: started before the request is built, so that
+	// a propagating handler's headers are on it, with the attempt's observation as its
+	// parent, the response noted beneath the filters, and stopped once the response has
+	// arrived or the exchange failed or was cancelled.
+	private static Mono<ClientResponse> observed(ExchangeFunction unfiltered, @Nullable ExchangeFilterFunction filter,
+			ObservationRegistry registry, ClientRequestObservationConvention convention,
+			ClientRequest.Builder builder) {
+		return Mono.deferContextual((reactorContext) -> {
+			ClientRequestObservationContext context = new ClientRequestObservationContext(builder);
+			Observation observation = ClientHttpObservationDocumentation.HTTP_REACTIVE_CLIENT_EXCHANGES
+				.observation(convention, DEFAULT_CONVENTION, () -> context, registry)
+				.parentObservation(reactorContext.getOrDefault(ObservationThreadLocalAccessor.KEY, null))
+				.start();
+			ClientRequest request = builder.build();
+			context.setRequest(request);
+			ExchangeFilterFunction noteResponse = (filtered, next) -> next.exchange(filtered)
+				.doOnNext(context::setResponse);
+			ExchangeFunction exchange = ((filter != null) ? filter.andThen(noteResponse) : noteResponse)
+				.apply(unfiltered);
+			return exchange.exchange(request)
+				.doOnError(observation::error)
+				.doFinally((signal) -> observation.stop())
+				.contextWrite((written) -> written.put(ObservationThreadLocalAccessor.KEY, observation));
+		});
+	}
+
+	private static ClientRequest.Builder request(HttpMethod method, URI uri, Consumer<HttpHeaders> headers,
+			byte @Nullable [] body) {
+		ClientRequest.Builder request = ClientRequest.create(method, uri).headers(headers);
+		if (body != null) {
+			request.body(bytes(body));
+		}
+		return request;
+	}
+
+	private static Mono<Void> read(Mono<ClientResponse> exchange, Function<ClientResponse, Mono<Void>> reader) {
+		return exchange.flatMap((response) -> reader.apply(response)
+			.onErrorResume((ex) -> response.releaseBody().then(Mono.error(ex))));
 	}
 
 	/**
-	 * Sets {@code connector} on {@code builder}, has {@code customizer} customize it, and
-	 * sends through a web client built from it if it is observed, adds anything to a
-	 * request other than by its filters, or no longer sends with {@code connector}; and
-	 * otherwise straight to {@code connector}, through the builder's filters.
+	 * Sets {@code connector} and the observation on {@code builder}, has
+	 * {@code customizer} customize it, and sends straight to {@code connector}, through
+	 * the builder's filters and observed as {@link WebClient} observes a request, if the
+	 * builder adds nothing else to a request, the customizer kept the connector, the
+	 * registry and the convention, and the convention is Spring's default; otherwise
+	 * through a web client built from the builder. A convention of its own may read
+	 * whether a request was aborted, which only WebClient can mark.
 	 * @param builder the relay's builder
 	 * @param connector the relay's connector
-	 * @param customizer customizes the builder once its connector is set
-	 * @param observed whether the builder's web client is observed, which the builder
-	 * does not tell
+	 * @param customizer customizes the builder once its connector and observation are set
+	 * @param registry where the relay's requests are observed,
+	 * {@link ObservationRegistry#NOOP} for nowhere
+	 * @param convention how they are observed
 	 * @return the exchange
 	 */
 	public static RelayExchange of(WebClient.Builder builder, ClientHttpConnector connector,
-			Consumer<WebClient.Builder> customizer, boolean observed) {
-		ProbedConnector probed = new ProbedConnector(connector);
-		customizer.accept(builder.clientConnector(probed));
-		if (observed || addsToRequestsOrSendsElsewhere(builder, probed)) {
+			Consumer<WebClient.Builder> customizer, ObservationRegistry registry,
+			ClientRequestObservationConvention convention) {
+		Probe probe = new Probe(connector, convention);
+		customizer.accept(builder.clientConnector(probe.connector)
+			.observationRegistry(probe.registry)
+			.observationConvention(probe.convention));
+		boolean addsNothing = probe.addsNothingAndReachesTheConnector(builder);
+		boolean registryKept = probe.handler.observed;
+		boolean conventionKept = probe.convention.consulted;
+		if (registryKept) {
+			builder.observationRegistry(registry);
+		}
+		// A convention the probe did not consult stays: a customizer's own, or the
+		// relay's wrapper behind a customizer's registry without handlers.
+		if (conventionKept) {
+			builder.observationConvention(convention);
+		}
+		if (!addsNothing || !registryKept || !conventionKept
+				|| (!registry.isNoop() && convention.getClass() != DefaultClientRequestObservationConvention.class)) {
 			return through(builder.build());
 		}
 		List<ExchangeFilterFunction> filters = new ArrayList<>();
 		builder.filters(filters::addAll);
-		return direct(connector, filters);
+		return direct(connector, filters, registry, convention);
 	}
 
 	/**
@@ -118,34 +188,6 @@ public final class RelayExchange {
 	 */
 	public boolean isThroughWebClient() {
 		return this.throughWebClient;
-	}
-
-	// One probe request through the builder's web client, its filters replaced by one
-	// that notes the request as built: a default request, header or cookie shows on it.
-	// It then goes on to the relay's connector, which answers it itself, unless a
-	// customizer set a connector or an exchange function of its own; that one may try
-	// the reserved .invalid host, and only whether the relay's was reached at once
-	// matters.
-	private static boolean addsToRequestsOrSendsElsewhere(WebClient.Builder builder, ProbedConnector probed) {
-		AtomicReference<ClientRequest> built = new AtomicReference<>();
-		builder.clone().filters((filters) -> {
-			filters.clear();
-			filters.add((request, next) -> {
-				built.set(request);
-				return next.exchange(request);
-			});
-		})
-			.build()
-			.post()
-			.uri(PROBE)
-			.exchangeToMono((response) -> Mono.empty())
-			.timeout(PROBE_WAIT)
-			.onErrorComplete()
-			.block();
-		ClientRequest request = built.get();
-		return request == null || !request.url().equals(PROBE) || !request.headers().isEmpty()
-				|| !request.cookies().isEmpty()
-				|| !request.attributes().keySet().equals(Set.of(ClientRequest.LOG_ID_ATTRIBUTE)) || !probed.probed;
 	}
 
 	Mono<Void> exchange(HttpMethod method, URI uri, Consumer<HttpHeaders> headers, byte @Nullable [] body,
@@ -171,6 +213,57 @@ public final class RelayExchange {
 	}
 
 	/**
+	 * One request through the builder's web client, with the relay's connector, registry
+	 * and convention set before the customizers, each noting whether the probe reached
+	 * it. The probe's observation goes to a registry of its own, not the application's.
+	 */
+	private static final class Probe {
+
+		private final ProbedConnector connector;
+
+		private final ObservationRegistry registry = ObservationRegistry.create();
+
+		private final ProbedHandler handler = new ProbedHandler();
+
+		private final ProbedConvention convention;
+
+		Probe(ClientHttpConnector connector, ClientRequestObservationConvention convention) {
+			this.connector = new ProbedConnector(connector);
+			this.convention = new ProbedConvention(convention);
+			this.registry.observationConfig().observationHandler(this.handler);
+		}
+
+		// The builder's filters replaced by one that notes the request as built: a
+		// default request, header or cookie shows on it. It then goes on to the relay's
+		// connector, which answers it itself, unless a customizer set a connector or an
+		// exchange function of its own; that one may try the reserved .invalid host, and
+		// only whether the relay's was reached at once matters.
+		boolean addsNothingAndReachesTheConnector(WebClient.Builder builder) {
+			AtomicReference<ClientRequest> built = new AtomicReference<>();
+			builder.clone().filters((filters) -> {
+				filters.clear();
+				filters.add((request, next) -> {
+					built.set(request);
+					return next.exchange(request);
+				});
+			})
+				.build()
+				.post()
+				.uri(PROBE)
+				.exchangeToMono((response) -> Mono.empty())
+				.timeout(PROBE_WAIT)
+				.onErrorComplete()
+				.block();
+			ClientRequest request = built.get();
+			return request != null && request.url().equals(PROBE) && request.headers().isEmpty()
+					&& request.cookies().isEmpty()
+					&& request.attributes().keySet().equals(Set.of(ClientRequest.LOG_ID_ATTRIBUTE))
+					&& this.connector.probed;
+		}
+
+	}
+
+	/**
 	 * The relay's connector, set on its builder before the customizers, that answers the
 	 * probe itself instead of sending it.
 	 */
@@ -192,6 +285,67 @@ public final class RelayExchange {
 				return Mono.error(new IllegalStateException("The relay's probe is not sent"));
 			}
 			return this.connector.connect(method, uri, requestCallback);
+		}
+
+	}
+
+	/**
+	 * The only handler of the probe's registry, which notes that an observation started.
+	 */
+	private static final class ProbedHandler implements ObservationHandler<Observation.Context> {
+
+		private volatile boolean observed;
+
+		@Override
+		public void onStart(Observation.Context context) {
+			this.observed = true;
+		}
+
+		@Override
+		public boolean supportsContext(Observation.Context context) {
+			return true;
+		}
+
+	}
+
+	/**
+	 * The relay's convention, set on its builder before the customizers, which notes that
+	 * an observation consulted it.
+	 */
+	private static final class ProbedConvention implements ClientRequestObservationConvention {
+
+		private final ClientRequestObservationConvention convention;
+
+		private volatile boolean consulted;
+
+		ProbedConvention(ClientRequestObservationConvention convention) {
+			this.convention = convention;
+		}
+
+		@Override
+		public boolean supportsContext(Observation.Context context) {
+			this.consulted = true;
+			return this.convention.supportsContext(context);
+		}
+
+		@Override
+		public String getName() {
+			return this.convention.getName();
+		}
+
+		@Override
+		public @Nullable String getContextualName(ClientRequestObservationContext context) {
+			return this.convention.getContextualName(context);
+		}
+
+		@Override
+		public KeyValues getLowCardinalityKeyValues(ClientRequestObservationContext context) {
+			return this.convention.getLowCardinalityKeyValues(context);
+		}
+
+		@Override
+		public KeyValues getHighCardinalityKeyValues(ClientRequestObservationContext context) {
+			return this.convention.getHighCardinalityKeyValues(context);
 		}
 
 	}

@@ -13,6 +13,7 @@ import io.micrometer.tracing.exporter.SpanReporter;
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.metrics.autoconfigure.OutboxObservationAutoConfiguration;
+import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
@@ -34,7 +35,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * With Micrometer Tracing (Brave), the delivery of a message continues the trace of the
- * request that enqueued it, through the trace context stored with the row.
+ * request that enqueued it, through the trace context stored with the row, and the client
+ * span the relay observes itself, straight to its connector.
  */
 class OutboxTracingTests {
 
@@ -58,6 +60,7 @@ class OutboxTracingTests {
 	@Test
 	void continuesTheTraceOfTheEnqueuingRequestWhenTheMessageIsSent() {
 		runner().run((context) -> {
+			assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient()).isFalse();
 			ObservationRegistry registry = context.getBean(ObservationRegistry.class);
 			Observation business = Observation.start("place.order", registry);
 			UUID id;

@@ -1,12 +1,21 @@
 package io.retryoutbox.relay;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import io.retryoutbox.testsupport.DestinationServer;
 import mockwebserver3.MockResponse;
 import mockwebserver3.RecordedRequest;
@@ -19,16 +28,22 @@ import org.springframework.http.HttpMethod;
 import org.springframework.http.client.reactive.ClientHttpConnector;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.ClientRequest;
+import org.springframework.web.reactive.function.client.ClientRequestObservationContext;
+import org.springframework.web.reactive.function.client.ClientRequestObservationConvention;
+import org.springframework.web.reactive.function.client.DefaultClientRequestObservationConvention;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunctions;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+import static org.awaitility.Awaitility.await;
 
 /**
- * The two ways the relay hands a request to HTTP send the same request, and the direct
- * one is taken only where the builder adds nothing to a request.
+ * The two ways the relay hands a request to HTTP send and observe the same request, and
+ * the direct one is taken only where the builder adds nothing to a request and observes
+ * it as the application would.
  */
 class RelayExchangeTests {
 
@@ -37,6 +52,10 @@ class RelayExchangeTests {
 
 	private static final Consumer<WebClient.Builder> NOTHING = (builder) -> {
 	};
+
+	private static final ObservationRegistry UNOBSERVED = ObservationRegistry.NOOP;
+
+	private static final ClientRequestObservationConvention CONVENTION = new DefaultClientRequestObservationConvention();
 
 	private final ClientHttpConnector connector = new ReactorClientHttpConnector();
 
@@ -93,33 +112,36 @@ class RelayExchangeTests {
 
 	@Test
 	void goesStraightToTheConnectorWhenTheBuilderAddsNothingToARequest() {
-		assertThat(RelayExchange.of(WebClient.builder(), this.connector, NOTHING, false).isThroughWebClient())
-			.isFalse();
+		assertThat(RelayExchange.of(WebClient.builder(), this.connector, NOTHING, UNOBSERVED, CONVENTION)
+			.isThroughWebClient()).isFalse();
 	}
 
 	@Test
 	void goesThroughWebClientWhenTheBuilderHasADefaultHeader() {
 		WebClient.Builder builder = WebClient.builder().defaultHeader("X-Tenant", "t-1");
-		assertThat(RelayExchange.of(builder, this.connector, NOTHING, false).isThroughWebClient()).isTrue();
+		assertThat(RelayExchange.of(builder, this.connector, NOTHING, UNOBSERVED, CONVENTION).isThroughWebClient())
+			.isTrue();
 	}
 
 	@Test
 	void goesThroughWebClientWhenTheBuilderHasADefaultCookie() {
 		WebClient.Builder builder = WebClient.builder().defaultCookie("session", "s-1");
-		assertThat(RelayExchange.of(builder, this.connector, NOTHING, false).isThroughWebClient()).isTrue();
+		assertThat(RelayExchange.of(builder, this.connector, NOTHING, UNOBSERVED, CONVENTION).isThroughWebClient())
+			.isTrue();
 	}
 
 	@Test
 	void goesThroughWebClientWhenTheBuilderHasADefaultRequest() {
 		WebClient.Builder builder = WebClient.builder().defaultRequest((request) -> request.attribute("tenant", "t-1"));
-		assertThat(RelayExchange.of(builder, this.connector, NOTHING, false).isThroughWebClient()).isTrue();
+		assertThat(RelayExchange.of(builder, this.connector, NOTHING, UNOBSERVED, CONVENTION).isThroughWebClient())
+			.isTrue();
 	}
 
 	@Test
 	void goesThroughWebClientWhenACustomizerSetsAConnectorOfItsOwn() {
 		ClientHttpConnector own = new ReactorClientHttpConnector();
 		RelayExchange exchange = RelayExchange.of(WebClient.builder(), this.connector,
-				(builder) -> builder.clientConnector(own), false);
+				(builder) -> builder.clientConnector(own), UNOBSERVED, CONVENTION);
 		assertThat(exchange.isThroughWebClient()).isTrue();
 	}
 
@@ -127,13 +149,98 @@ class RelayExchangeTests {
 	void goesThroughWebClientWhenACustomizerSetsAnExchangeFunctionOfItsOwn() {
 		ExchangeFunction own = ExchangeFunctions.create(new ReactorClientHttpConnector());
 		RelayExchange exchange = RelayExchange.of(WebClient.builder(), this.connector,
-				(builder) -> builder.exchangeFunction(own), false);
+				(builder) -> builder.exchangeFunction(own), UNOBSERVED, CONVENTION);
 		assertThat(exchange.isThroughWebClient()).isTrue();
 	}
 
 	@Test
-	void goesThroughWebClientWhenItIsObserved() {
-		assertThat(RelayExchange.of(WebClient.builder(), this.connector, NOTHING, true).isThroughWebClient()).isTrue();
+	void goesStraightToTheConnectorWhenTheApplicationObservesItsWebClients() {
+		Observations observations = new Observations();
+		assertThat(RelayExchange.of(WebClient.builder(), this.connector, NOTHING, observations.registry, CONVENTION)
+			.isThroughWebClient()).isFalse();
+	}
+
+	@Test
+	void leavesNoObservationOfItsProbeInTheApplicationsRegistry() {
+		Observations observations = new Observations();
+		RelayExchange.of(WebClient.builder(), this.connector, NOTHING, observations.registry, CONVENTION);
+		RelayExchange.of(WebClient.builder().defaultHeader("X-Tenant", "t-1"), this.connector, NOTHING,
+				observations.registry, CONVENTION);
+		assertThat(observations.started).isZero();
+	}
+
+	@Test
+	void goesThroughWebClientWhenACustomizerSetsARegistryOfItsOwn() {
+		Observations own = new Observations();
+		RelayExchange exchange = RelayExchange.of(WebClient.builder(), this.connector,
+				(builder) -> builder.observationRegistry(own.registry), new Observations().registry, CONVENTION);
+		assertThat(exchange.isThroughWebClient()).isTrue();
+	}
+
+	@Test
+	void goesThroughWebClientWhenACustomizerSetsAConventionOfItsOwn() {
+		RelayExchange exchange = RelayExchange.of(WebClient.builder(), this.connector,
+				(builder) -> builder.observationConvention(new DefaultClientRequestObservationConvention("own")),
+				new Observations().registry, CONVENTION);
+		assertThat(exchange.isThroughWebClient()).isTrue();
+	}
+
+	@Test
+	void goesThroughWebClientWhenTheApplicationsConventionIsNotSpringsDefault() {
+		ClientRequestObservationConvention own = new DefaultClientRequestObservationConvention() {
+		};
+		assertThat(RelayExchange.of(WebClient.builder(), this.connector, NOTHING, new Observations().registry, own)
+			.isThroughWebClient()).isTrue();
+		assertThat(RelayExchange.of(WebClient.builder(), this.connector, NOTHING, UNOBSERVED, own).isThroughWebClient())
+			.isFalse();
+	}
+
+	@Test
+	void observesThroughWebClientWithTheApplicationsRegistryAndConvention() throws InterruptedException {
+		Observations observations = new Observations();
+		RelayExchange exchange = RelayExchange.of(WebClient.builder().defaultHeader("X-Tenant", "t-1"), this.connector,
+				NOTHING, observations.registry, new DefaultClientRequestObservationConvention("named"));
+		assertThat(exchange.isThroughWebClient()).isTrue();
+		send(exchange, HttpMethod.POST, (h) -> {
+		}, new byte[0]);
+		assertThat(observations.stopped(1)).extracting(Observation.Context::getName).containsExactly("named");
+	}
+
+	@Test
+	void observesARequestStraightToTheConnectorAsWebClientObservesIt() throws InterruptedException {
+		Observations direct = new Observations();
+		Observations throughWebClient = new Observations();
+		RelayExchange exchange = RelayExchange.of(WebClient.builder(), this.connector, NOTHING, direct.registry,
+				CONVENTION);
+		assertThat(exchange.isThroughWebClient()).isFalse();
+		RelayExchange webClient = RelayExchange.through(WebClient.builder()
+			.clientConnector(this.connector)
+			.observationRegistry(throughWebClient.registry)
+			.observationConvention(CONVENTION)
+			.build());
+		Observation parent = Observation.start("attempt", direct.registry);
+		Observation webClientParent = Observation.start("attempt", throughWebClient.registry);
+		this.server.dispatcher().enqueue(new MockResponse.Builder().code(503).build());
+		send(exchange, parent);
+		this.server.dispatcher().enqueue(new MockResponse.Builder().code(503).build());
+		send(webClient, webClientParent);
+		RecordedRequest directRequest = send(exchange, parent);
+		RecordedRequest webClientRequest = send(webClient, webClientParent);
+		assertThat(directRequest.getHeaders().get("X-Trace")).isEqualTo("t-1");
+		assertThat(directRequest.getHeaders().toMultimap()).isEqualTo(webClientRequest.getHeaders().toMultimap());
+		URI refused = URI.create("http://127.0.0.1:" + closedPort() + "/charges");
+		sendRefused(exchange, refused);
+		sendRefused(webClient, refused);
+		List<Observation.Context> observed = direct.stopped(3);
+		List<Observation.Context> expected = throughWebClient.stopped(3);
+		for (int i = 0; i < 3; i++) {
+			assertThat(describe(observed.get(i))).isEqualTo(describe(expected.get(i)));
+		}
+		assertThat(observed.get(0).getParentObservation()).isSameAs(parent);
+		assertThat(expected.get(0).getParentObservation()).isSameAs(webClientParent);
+		assertThat(describe(observed.get(0))).contains("status=503", "outcome=SERVER_ERROR");
+		assertThat(describe(observed.get(1))).contains("status=200", "outcome=SUCCESS");
+		assertThat(describe(observed.get(2))).contains("status=CLIENT_ERROR", "exception=WebClientRequestException");
 	}
 
 	@Test
@@ -142,7 +249,7 @@ class RelayExchangeTests {
 			.clientConnector(this.connector)
 			.filter((request, next) -> next
 				.exchange(ClientRequest.from(request).headers((h) -> h.setBearerAuth("token-1")).build()));
-		RelayExchange exchange = RelayExchange.of(builder, this.connector, NOTHING, false);
+		RelayExchange exchange = RelayExchange.of(builder, this.connector, NOTHING, UNOBSERVED, CONVENTION);
 		assertThat(exchange.isThroughWebClient()).isFalse();
 		RecordedRequest request = send(exchange, HttpMethod.POST, (h) -> {
 		}, new byte[0]);
@@ -155,13 +262,43 @@ class RelayExchangeTests {
 			.clientConnector(this.connector)
 			.filter(order("first"))
 			.filter(order("second"));
-		RecordedRequest direct = send(RelayExchange.of(builder, this.connector, NOTHING, false), HttpMethod.POST,
-				(h) -> {
+		RecordedRequest direct = send(RelayExchange.of(builder, this.connector, NOTHING, UNOBSERVED, CONVENTION),
+				HttpMethod.POST, (h) -> {
 				}, new byte[0]);
 		RecordedRequest throughWebClient = send(RelayExchange.through(builder.build()), HttpMethod.POST, (h) -> {
 		}, new byte[0]);
 		assertThat(direct.getHeaders().values("X-Order")).containsExactly("first", "second")
 			.isEqualTo(throughWebClient.getHeaders().values("X-Order"));
+	}
+
+	private RecordedRequest send(RelayExchange exchange, Observation parent) throws InterruptedException {
+		exchange
+			.exchange(HttpMethod.POST, uri(), (h) -> h.set("Idempotency-Key", "k-3"), new byte[0],
+					(response) -> response.releaseBody())
+			.contextWrite((context) -> context.put(ObservationThreadLocalAccessor.KEY, parent))
+			.block(Duration.ofSeconds(10));
+		RecordedRequest request = this.server.server().takeRequest(10, TimeUnit.SECONDS);
+		assertThat(request).as("a request within 10 s").isNotNull();
+		return request;
+	}
+
+	private static void sendRefused(RelayExchange exchange, URI uri) {
+		assertThatException().isThrownBy(() -> exchange.exchange(HttpMethod.POST, uri, (h) -> {
+		}, new byte[0], (response) -> response.releaseBody()).block(Duration.ofSeconds(10)));
+	}
+
+	private static int closedPort() {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	private static String describe(Observation.Context context) {
+		return context.getName() + " " + context.getContextualName() + " " + context.getLowCardinalityKeyValues() + " "
+				+ context.getHighCardinalityKeyValues() + " " + context.getError();
 	}
 
 	private static ExchangeFilterFunction order(String name) {
@@ -175,6 +312,49 @@ class RelayExchangeTests {
 		RecordedRequest request = this.server.server().takeRequest(10, TimeUnit.SECONDS);
 		assertThat(request).as("a request within 10 s").isNotNull();
 		return request;
+	}
+
+	/**
+	 * A registry whose handler notes the observations it started and stopped, and sets a
+	 * header on each request as a tracing handler sets its trace context.
+	 */
+	private static final class Observations implements ObservationHandler<Observation.Context> {
+
+		final ObservationRegistry registry = ObservationRegistry.create();
+
+		final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
+
+		volatile int started;
+
+		Observations() {
+			this.registry.observationConfig().observationHandler(this);
+		}
+
+		@Override
+		public void onStart(Observation.Context context) {
+			this.started++;
+			if (context instanceof ClientRequestObservationContext client) {
+				client.getSetter().set(client.getCarrier(), "X-Trace", "t-1");
+			}
+		}
+
+		@Override
+		public void onStop(Observation.Context context) {
+			if (context instanceof ClientRequestObservationContext) {
+				this.stopped.add(context);
+			}
+		}
+
+		@Override
+		public boolean supportsContext(Observation.Context context) {
+			return true;
+		}
+
+		List<Observation.Context> stopped(int count) {
+			await().atMost(Duration.ofSeconds(10)).until(() -> this.stopped.size() >= count);
+			return this.stopped;
+		}
+
 	}
 
 	private URI uri() {
