@@ -20,6 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.webclient.WebClientCustomizer;
 import org.springframework.boot.webclient.autoconfigure.WebClientObservationAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -118,6 +119,15 @@ class RelayExchangeIntegrationTests {
 					.untilAsserted(() -> assertThat(stopped.contexts).extracting(Observation.Context::getName)
 						.contains("own.requests"));
 			});
+	}
+
+	@Test
+	void sendsThroughItsWebClientWhenAWebClientCustomizerOfTheApplicationsObservesIt() {
+		runner()
+			.withBean(WebClientCustomizer.class,
+					() -> (builder) -> builder.observationRegistry(RelayExchangeIntegrationTests.observing()))
+			.run((context) -> assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient())
+				.isTrue());
 	}
 
 	@Test

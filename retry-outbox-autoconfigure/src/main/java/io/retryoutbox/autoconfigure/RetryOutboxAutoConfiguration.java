@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -40,6 +42,7 @@ import io.retryoutbox.retry.InvalidRetrySettingException;
 import io.retryoutbox.retry.RetrySettings;
 import io.retryoutbox.support.SecretValues;
 import org.flywaydb.core.Flyway;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import reactor.netty.http.client.HttpClient;
 import tools.jackson.databind.json.JsonMapper;
@@ -355,9 +358,10 @@ public final class RetryOutboxAutoConfiguration {
 					: defaultRetryPolicy(properties, jsonMapper, clock);
 			ClientHttpConnector connector = relayConnector(connectionPool, connectorBuilder, httpClientSettings);
 			ObservationRegistry registry = (observedWebClients.getIfAvailable() != null)
-					? observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP) : ObservationRegistry.NOOP;
-			RelayExchange exchange = relayExchange(connector, webClientBuilder, customizers, registry,
-					observationConvention.getIfAvailable(() -> defaultObservationConvention(environment)));
+					? observationRegistry.getIfAvailable() : null;
+			RelayExchange exchange = relayExchange(connector, webClientBuilder.getIfAvailable(WebClient::builder),
+					customizers, registry,
+					() -> observationConvention.getIfAvailable(() -> defaultObservationConvention(environment)));
 			OutboxRelay outboxRelay = new OutboxRelay(store,
 					new DestinationPauses(pauseStore, longestTimeout(properties)), retryPolicy, fallback, exchange,
 					destinations(properties), properties.getIdempotencyKeyHeader(), settings,
@@ -414,17 +418,18 @@ public final class RetryOutboxAutoConfiguration {
 
 		/**
 		 * The relay's builder is a copy of Boot's with the relay's connector and the
-		 * relay's customizers, applied once. It is observed as Boot observes every
-		 * builder where Boot's observation customizer is, with the same registry and
-		 * convention.
+		 * relay's customizers, applied once. Where Boot observes every builder, the relay
+		 * is observed with the same registry and convention, which it sets on its builder
+		 * before its customizers; otherwise its builder's observation is left as it is.
 		 */
-		private static RelayExchange relayExchange(ClientHttpConnector connector,
-				ObjectProvider<WebClient.Builder> webClientBuilder,
-				ObjectProvider<RelayWebClientCustomizer> customizers, ObservationRegistry registry,
-				ClientRequestObservationConvention convention) {
-			return RelayExchange.of(webClientBuilder.getIfAvailable(WebClient::builder).clone(), connector,
-					(builder) -> customizers.orderedStream().forEach((customizer) -> customizer.customize(builder)),
-					registry, convention);
+		private static RelayExchange relayExchange(ClientHttpConnector connector, WebClient.Builder bootBuilder,
+				ObjectProvider<RelayWebClientCustomizer> customizers, @Nullable ObservationRegistry registry,
+				Supplier<ClientRequestObservationConvention> convention) {
+			Consumer<WebClient.Builder> customizer = (builder) -> customizers.orderedStream()
+				.forEach((relayCustomizer) -> relayCustomizer.customize(builder));
+			return (registry != null)
+					? RelayExchange.of(bootBuilder.clone(), connector, customizer, registry, convention.get())
+					: RelayExchange.of(bootBuilder.clone(), connector, customizer);
 		}
 
 		// As Boot's WebClientObservationAutoConfiguration names it, without a dependency

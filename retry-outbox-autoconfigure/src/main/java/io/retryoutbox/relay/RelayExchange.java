@@ -140,46 +140,78 @@ public final class RelayExchange {
 	}
 
 	/**
-	 * Sets {@code connector} and the observation on {@code builder}, has
-	 * {@code customizer} customize it, and sends straight to {@code connector}, through
-	 * the builder's filters and observed as {@link WebClient} observes a request, if the
-	 * builder adds nothing else to a request, the customizer kept the connector, the
-	 * registry and the convention, and the convention is Spring's default; otherwise
+	 * Sets {@code connector} on {@code builder}, has {@code customizer} customize it, and
+	 * sends straight to {@code connector}, through the builder's filters, if the builder
+	 * adds nothing else to a request, the customizer kept the connector, and the
+	 * builder's web client is not observed; otherwise through a web client built from the
+	 * builder.
+	 * @param builder the relay's builder
+	 * @param connector the relay's connector
+	 * @param customizer customizes the builder once its connector is set
+	 * @return the exchange
+	 */
+	public static RelayExchange of(WebClient.Builder builder, ClientHttpConnector connector,
+			Consumer<WebClient.Builder> customizer) {
+		Probe probe = new Probe(connector);
+		customizer.accept(builder.clientConnector(probe.connector));
+		probe.send(builder);
+		if (!probe.addsNothing() || probe.observed()) {
+			return through(builder.build());
+		}
+		return direct(connector, filters(builder), ObservationRegistry.NOOP, DEFAULT_CONVENTION);
+	}
+
+	/**
+	 * Sets {@code connector}, {@code registry} and {@code convention} on {@code builder},
+	 * has {@code customizer} customize it, and sends straight to {@code connector},
+	 * through the builder's filters and observed as {@link WebClient} observes a request,
+	 * if the builder adds nothing else to a request, the customizer kept the connector,
+	 * the registry and the convention, and the convention is Spring's default; otherwise
 	 * through a web client built from the builder. A convention of its own may read
 	 * whether a request was aborted, which only WebClient can mark.
 	 * @param builder the relay's builder
 	 * @param connector the relay's connector
 	 * @param customizer customizes the builder once its connector and observation are set
-	 * @param registry where the relay's requests are observed,
-	 * {@link ObservationRegistry#NOOP} for nowhere
+	 * @param registry where the relay's requests are observed
 	 * @param convention how they are observed
 	 * @return the exchange
 	 */
 	public static RelayExchange of(WebClient.Builder builder, ClientHttpConnector connector,
 			Consumer<WebClient.Builder> customizer, ObservationRegistry registry,
 			ClientRequestObservationConvention convention) {
-		Probe probe = new Probe(connector, convention);
+		Probe probe = new Probe(connector);
+		// Stand-ins for the registry and convention that note whether the probe's
+		// observation reached them: its observation goes to a registry of its own, not
+		// the application's.
+		ProbedHandler handler = new ProbedHandler();
+		ObservationRegistry probeRegistry = ObservationRegistry.create();
+		probeRegistry.observationConfig().observationHandler(handler);
+		ProbedConvention probeConvention = new ProbedConvention(convention);
 		customizer.accept(builder.clientConnector(probe.connector)
-			.observationRegistry(probe.registry)
-			.observationConvention(probe.convention));
-		boolean addsNothing = probe.addsNothingAndReachesTheConnector(builder);
-		boolean registryKept = probe.handler.observed;
-		boolean conventionKept = probe.convention.consulted;
+			.observationRegistry(probeRegistry)
+			.observationConvention(probeConvention));
+		probe.send(builder);
+		boolean registryKept = handler.started;
+		boolean conventionKept = probeConvention.consulted;
 		if (registryKept) {
 			builder.observationRegistry(registry);
 		}
 		// A convention the probe did not consult stays: a customizer's own, or the
-		// relay's wrapper behind a customizer's registry without handlers.
+		// relay's stand-in behind a customizer's registry without handlers.
 		if (conventionKept) {
 			builder.observationConvention(convention);
 		}
-		if (!addsNothing || !registryKept || !conventionKept
+		if (!probe.addsNothing() || !registryKept || !conventionKept
 				|| (!registry.isNoop() && convention.getClass() != DefaultClientRequestObservationConvention.class)) {
 			return through(builder.build());
 		}
+		return direct(connector, filters(builder), registry, convention);
+	}
+
+	private static List<ExchangeFilterFunction> filters(WebClient.Builder builder) {
 		List<ExchangeFilterFunction> filters = new ArrayList<>();
 		builder.filters(filters::addAll);
-		return direct(connector, filters, registry, convention);
+		return filters;
 	}
 
 	/**
@@ -213,39 +245,33 @@ public final class RelayExchange {
 	}
 
 	/**
-	 * One request through the builder's web client, with the relay's connector, registry
-	 * and convention set before the customizers, each noting whether the probe reached
-	 * it. The probe's observation goes to a registry of its own, not the application's.
+	 * One request through the builder's web client, its filters replaced by one that
+	 * notes the request as built, where a default request, header or cookie shows, and
+	 * the observation it is made in. It then goes on to the relay's connector, which
+	 * answers it itself, unless a customizer set a connector or an exchange function of
+	 * its own; that one may try the reserved .invalid host, and only whether the relay's
+	 * was reached at once matters.
 	 */
 	private static final class Probe {
 
 		private final ProbedConnector connector;
 
-		private final ObservationRegistry registry = ObservationRegistry.create();
+		private final AtomicReference<ClientRequest> built = new AtomicReference<>();
 
-		private final ProbedHandler handler = new ProbedHandler();
+		private final AtomicReference<Observation> observation = new AtomicReference<>();
 
-		private final ProbedConvention convention;
-
-		Probe(ClientHttpConnector connector, ClientRequestObservationConvention convention) {
+		Probe(ClientHttpConnector connector) {
 			this.connector = new ProbedConnector(connector);
-			this.convention = new ProbedConvention(convention);
-			this.registry.observationConfig().observationHandler(this.handler);
 		}
 
-		// The builder's filters replaced by one that notes the request as built: a
-		// default request, header or cookie shows on it. It then goes on to the relay's
-		// connector, which answers it itself, unless a customizer set a connector or an
-		// exchange function of its own; that one may try the reserved .invalid host, and
-		// only whether the relay's was reached at once matters.
-		boolean addsNothingAndReachesTheConnector(WebClient.Builder builder) {
-			AtomicReference<ClientRequest> built = new AtomicReference<>();
+		void send(WebClient.Builder builder) {
 			builder.clone().filters((filters) -> {
 				filters.clear();
-				filters.add((request, next) -> {
-					built.set(request);
+				filters.add((request, next) -> Mono.deferContextual((context) -> {
+					this.built.set(request);
+					this.observation.set(context.getOrDefault(ObservationThreadLocalAccessor.KEY, null));
 					return next.exchange(request);
-				});
+				}));
 			})
 				.build()
 				.post()
@@ -254,11 +280,19 @@ public final class RelayExchange {
 				.timeout(PROBE_WAIT)
 				.onErrorComplete()
 				.block();
-			ClientRequest request = built.get();
+		}
+
+		boolean addsNothing() {
+			ClientRequest request = this.built.get();
 			return request != null && request.url().equals(PROBE) && request.headers().isEmpty()
 					&& request.cookies().isEmpty()
 					&& request.attributes().keySet().equals(Set.of(ClientRequest.LOG_ID_ATTRIBUTE))
 					&& this.connector.probed;
+		}
+
+		boolean observed() {
+			Observation observation = this.observation.get();
+			return observation != null && !observation.isNoop();
 		}
 
 	}
@@ -294,11 +328,11 @@ public final class RelayExchange {
 	 */
 	private static final class ProbedHandler implements ObservationHandler<Observation.Context> {
 
-		private volatile boolean observed;
+		private volatile boolean started;
 
 		@Override
 		public void onStart(Observation.Context context) {
-			this.observed = true;
+			this.started = true;
 		}
 
 		@Override

@@ -112,36 +112,32 @@ class RelayExchangeTests {
 
 	@Test
 	void goesStraightToTheConnectorWhenTheBuilderAddsNothingToARequest() {
-		assertThat(RelayExchange.of(WebClient.builder(), this.connector, NOTHING, UNOBSERVED, CONVENTION)
-			.isThroughWebClient()).isFalse();
+		assertThat(RelayExchange.of(WebClient.builder(), this.connector, NOTHING).isThroughWebClient()).isFalse();
 	}
 
 	@Test
 	void goesThroughWebClientWhenTheBuilderHasADefaultHeader() {
 		WebClient.Builder builder = WebClient.builder().defaultHeader("X-Tenant", "t-1");
-		assertThat(RelayExchange.of(builder, this.connector, NOTHING, UNOBSERVED, CONVENTION).isThroughWebClient())
-			.isTrue();
+		assertThat(RelayExchange.of(builder, this.connector, NOTHING).isThroughWebClient()).isTrue();
 	}
 
 	@Test
 	void goesThroughWebClientWhenTheBuilderHasADefaultCookie() {
 		WebClient.Builder builder = WebClient.builder().defaultCookie("session", "s-1");
-		assertThat(RelayExchange.of(builder, this.connector, NOTHING, UNOBSERVED, CONVENTION).isThroughWebClient())
-			.isTrue();
+		assertThat(RelayExchange.of(builder, this.connector, NOTHING).isThroughWebClient()).isTrue();
 	}
 
 	@Test
 	void goesThroughWebClientWhenTheBuilderHasADefaultRequest() {
 		WebClient.Builder builder = WebClient.builder().defaultRequest((request) -> request.attribute("tenant", "t-1"));
-		assertThat(RelayExchange.of(builder, this.connector, NOTHING, UNOBSERVED, CONVENTION).isThroughWebClient())
-			.isTrue();
+		assertThat(RelayExchange.of(builder, this.connector, NOTHING).isThroughWebClient()).isTrue();
 	}
 
 	@Test
 	void goesThroughWebClientWhenACustomizerSetsAConnectorOfItsOwn() {
 		ClientHttpConnector own = new ReactorClientHttpConnector();
 		RelayExchange exchange = RelayExchange.of(WebClient.builder(), this.connector,
-				(builder) -> builder.clientConnector(own), UNOBSERVED, CONVENTION);
+				(builder) -> builder.clientConnector(own));
 		assertThat(exchange.isThroughWebClient()).isTrue();
 	}
 
@@ -149,8 +145,20 @@ class RelayExchangeTests {
 	void goesThroughWebClientWhenACustomizerSetsAnExchangeFunctionOfItsOwn() {
 		ExchangeFunction own = ExchangeFunctions.create(new ReactorClientHttpConnector());
 		RelayExchange exchange = RelayExchange.of(WebClient.builder(), this.connector,
-				(builder) -> builder.exchangeFunction(own), UNOBSERVED, CONVENTION);
+				(builder) -> builder.exchangeFunction(own));
 		assertThat(exchange.isThroughWebClient()).isTrue();
+	}
+
+	@Test
+	void goesThroughWebClientWhenItsBuilderIsObservedAndTheRelayIsNotToldHow() {
+		WebClient.Builder builder = WebClient.builder().observationRegistry(new Observations().registry);
+		assertThat(RelayExchange.of(builder, this.connector, NOTHING).isThroughWebClient()).isTrue();
+	}
+
+	@Test
+	void goesStraightToTheConnectorWhenItsBuildersRegistryHasNoHandler() {
+		WebClient.Builder builder = WebClient.builder().observationRegistry(ObservationRegistry.create());
+		assertThat(RelayExchange.of(builder, this.connector, NOTHING).isThroughWebClient()).isFalse();
 	}
 
 	@Test
@@ -163,7 +171,8 @@ class RelayExchangeTests {
 	@Test
 	void leavesNoObservationOfItsProbeInTheApplicationsRegistry() {
 		Observations observations = new Observations();
-		RelayExchange.of(WebClient.builder(), this.connector, NOTHING, observations.registry, CONVENTION);
+		RelayExchange.of(WebClient.builder().observationRegistry(observations.registry), this.connector, NOTHING,
+				observations.registry, CONVENTION);
 		RelayExchange.of(WebClient.builder().defaultHeader("X-Tenant", "t-1"), this.connector, NOTHING,
 				observations.registry, CONVENTION);
 		assertThat(observations.started).isZero();
@@ -249,7 +258,7 @@ class RelayExchangeTests {
 			.clientConnector(this.connector)
 			.filter((request, next) -> next
 				.exchange(ClientRequest.from(request).headers((h) -> h.setBearerAuth("token-1")).build()));
-		RelayExchange exchange = RelayExchange.of(builder, this.connector, NOTHING, UNOBSERVED, CONVENTION);
+		RelayExchange exchange = RelayExchange.of(builder, this.connector, NOTHING);
 		assertThat(exchange.isThroughWebClient()).isFalse();
 		RecordedRequest request = send(exchange, HttpMethod.POST, (h) -> {
 		}, new byte[0]);
@@ -262,9 +271,8 @@ class RelayExchangeTests {
 			.clientConnector(this.connector)
 			.filter(order("first"))
 			.filter(order("second"));
-		RecordedRequest direct = send(RelayExchange.of(builder, this.connector, NOTHING, UNOBSERVED, CONVENTION),
-				HttpMethod.POST, (h) -> {
-				}, new byte[0]);
+		RecordedRequest direct = send(RelayExchange.of(builder, this.connector, NOTHING), HttpMethod.POST, (h) -> {
+		}, new byte[0]);
 		RecordedRequest throughWebClient = send(RelayExchange.through(builder.build()), HttpMethod.POST, (h) -> {
 		}, new byte[0]);
 		assertThat(direct.getHeaders().values("X-Order")).containsExactly("first", "second")
