@@ -2,6 +2,7 @@ package io.retryoutbox;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +23,7 @@ import org.springframework.boot.micrometer.observation.autoconfigure.Observation
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.webclient.WebClientCustomizer;
 import org.springframework.boot.webclient.autoconfigure.WebClientObservationAutoConfiguration;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
@@ -88,17 +90,7 @@ class RelayExchangeIntegrationTests {
 		observedByBoot().withPropertyValues("management.observations.http.client.requests.name=relay.requests")
 			.run((context) -> {
 				assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient()).isFalse();
-				OutboxContexts.send(context,
-						OutboxRequest.post("api", "/orders/3").body("{}", MediaType.APPLICATION_JSON).build());
-				assertThat(this.destination.nextPath()).isEqualTo("/orders/3");
-				Stopped stopped = context.getBean(Stopped.class);
-				await().atMost(Duration.ofSeconds(20))
-					.untilAsserted(() -> assertThat(stopped.contexts).extracting(Observation.Context::getName)
-						.contains("relay.requests"));
-				Observation.Context client = stopped.contexts.stream()
-					.filter((observed) -> observed.getName().equals("relay.requests"))
-					.findFirst()
-					.orElseThrow();
+				Observation.Context client = sendAndObserve(context, "/orders/3", "relay.requests");
 				assertThat(client.getLowCardinalityKeyValues().stream().map(Object::toString))
 					.contains("keyValue(method=POST)", "keyValue(status=200)", "keyValue(outcome=SUCCESS)");
 			});
@@ -111,13 +103,7 @@ class RelayExchangeIntegrationTests {
 				})
 			.run((context) -> {
 				assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient()).isTrue();
-				OutboxContexts.send(context,
-						OutboxRequest.post("api", "/orders/4").body("{}", MediaType.APPLICATION_JSON).build());
-				assertThat(this.destination.nextPath()).isEqualTo("/orders/4");
-				Stopped stopped = context.getBean(Stopped.class);
-				await().atMost(Duration.ofSeconds(20))
-					.untilAsserted(() -> assertThat(stopped.contexts).extracting(Observation.Context::getName)
-						.contains("own.requests"));
+				assertThat(sendAndObserve(context, "/orders/4", "own.requests")).isNotNull();
 			});
 	}
 
@@ -149,6 +135,17 @@ class RelayExchangeIntegrationTests {
 		runner().withBean(ObservationRegistry.class, () -> ObservationRegistry.NOOP)
 			.run((context) -> assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient())
 				.isFalse());
+	}
+
+	private Observation.Context sendAndObserve(ApplicationContext context, String path, String name)
+			throws InterruptedException {
+		OutboxContexts.send(context, OutboxRequest.post("api", path).body("{}", MediaType.APPLICATION_JSON).build());
+		assertThat(this.destination.nextPath()).isEqualTo(path);
+		List<Observation.Context> stopped = context.getBean(Stopped.class).contexts;
+		return await().atMost(Duration.ofSeconds(20))
+			.until(() -> stopped.stream().filter((observed) -> name.equals(observed.getName())).findFirst(),
+					Optional::isPresent)
+			.orElseThrow();
 	}
 
 	private ApplicationContextRunner observedByBoot() {
