@@ -5,6 +5,7 @@ import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.relay.OutboxRelay;
@@ -15,10 +16,13 @@ import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import reactor.core.publisher.Mono;
 
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.reactive.function.client.ClientResponse;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -135,6 +139,45 @@ class RoundIntervalIntegrationTests {
 				// permits, which bring the next claim at once, not an hour later.
 				for (int i = 0; i < 35; i++) {
 					assertThat(this.destination.server().takeRequest(20, TimeUnit.SECONDS)).isNotNull();
+				}
+			});
+	}
+
+	@Test
+	void claimsAgainForADestinationWhoseFlowLimitCutItsClaimWhenEveryAnswerCameBeforeItsRoundEnded()
+			throws InterruptedException {
+		AtomicReference<OutboxRelay> relay = new AtomicReference<>();
+		AtomicInteger requests = new AtomicInteger();
+		// The start's round claims four, all the limit lets it. Its fourth request is
+		// answered on the round's own thread once the first three have been, so that
+		// every answer comes before the round ends.
+		RelayWebClientCustomizer answersTheFourthAfterTheOthers = (builder) -> builder.filter((request, next) -> {
+			if (requests.incrementAndGet() != 4) {
+				return next.exchange(request);
+			}
+			await().atMost(Duration.ofSeconds(10)).until(() -> relay.get().getInFlight("api") == 1);
+			return Mono.just(ClientResponse.create(HttpStatus.OK).build());
+		});
+		OutboxContexts.runner(this.jdbcUrl)
+			.withBean(RelayWebClientCustomizer.class, () -> answersTheFourthAfterTheOthers)
+			.withPropertyValues("retry-outbox.relay.poll-interval=2h", "retry-outbox.relay.min-round-interval=1h",
+					"retry-outbox.relay.auto-startup=false", "retry-outbox.relay.notify=false",
+					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
+					"retry-outbox.destinations.api.flow.adaptive=false",
+					"retry-outbox.destinations.api.flow.max-concurrency=4")
+			.run((context) -> {
+				OutboxContexts.transactions(context).executeWithoutResult((status) -> {
+					for (int i = 0; i < 12; i++) {
+						context.getBean(Outbox.class).send(OutboxRequest.post("api", "/answered/" + i).build());
+					}
+				});
+				relay.set(context.getBean(OutboxRelay.class));
+				relay.get().start();
+				// Eleven reach the server; the next claim comes at once, not an hour
+				// later.
+				for (int i = 0; i < 11; i++) {
+					assertThat(this.destination.server().takeRequest(20, TimeUnit.SECONDS)).as("request %d", i)
+						.isNotNull();
 				}
 			});
 	}

@@ -1056,8 +1056,10 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 		boolean moreWork = false;
 		// A round that claimed a whole batch for a destination, e.g. in a backlog, is as
-		// large as rounds get: the next one need not wait for the round interval.
-		boolean fullBatch = false;
+		// large as rounds get: the next one need not wait for the round interval. Nor
+		// need the claim of a destination whose claim was cut short and whose answers
+		// came before this round ended: no completion is left to bring it.
+		boolean fullBatch = this.cutShort.stream().anyMatch(this::freedEnough);
 		long rateWait = Long.MAX_VALUE;
 		for (String destination : this.backlogged) {
 			long wait = this.flows.get(destination).untilRatePermits().toNanos();
