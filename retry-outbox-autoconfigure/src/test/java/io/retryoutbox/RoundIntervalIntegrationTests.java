@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import reactor.core.publisher.Mono;
 
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -121,26 +122,20 @@ class RoundIntervalIntegrationTests {
 
 	@Test
 	void claimsAgainForADestinationWhoseFlowLimitCutItsClaimOnceHalfItsPermitsAreFree() throws InterruptedException {
-		OutboxContexts.runner(this.jdbcUrl)
-			.withPropertyValues("retry-outbox.relay.poll-interval=2h", "retry-outbox.relay.min-round-interval=1h",
-					"retry-outbox.relay.auto-startup=false", "retry-outbox.relay.notify=false",
-					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
-					"retry-outbox.destinations.api.flow.adaptive=false",
-					"retry-outbox.destinations.api.flow.max-concurrency=4")
-			.run((context) -> {
-				OutboxContexts.transactions(context).executeWithoutResult((status) -> {
-					for (int i = 0; i < 35; i++) {
-						context.getBean(Outbox.class).send(OutboxRequest.post("api", "/limited/" + i).build());
-					}
-				});
-				context.getBean(OutboxRelay.class).start();
-				// The start's poll claims four, all the limit lets it; their answers free
-				// the
-				// permits, which bring the next claim at once, not an hour later.
+		limitedToFourAnHourApart().run((context) -> {
+			OutboxContexts.transactions(context).executeWithoutResult((status) -> {
 				for (int i = 0; i < 35; i++) {
-					assertThat(this.destination.server().takeRequest(20, TimeUnit.SECONDS)).isNotNull();
+					context.getBean(Outbox.class).send(OutboxRequest.post("api", "/limited/" + i).build());
 				}
 			});
+			context.getBean(OutboxRelay.class).start();
+			// The start's poll claims four, all the limit lets it; their answers free
+			// the
+			// permits, which bring the next claim at once, not an hour later.
+			for (int i = 0; i < 35; i++) {
+				assertThat(this.destination.server().takeRequest(20, TimeUnit.SECONDS)).isNotNull();
+			}
+		});
 	}
 
 	@Test
@@ -158,13 +153,7 @@ class RoundIntervalIntegrationTests {
 			await().atMost(Duration.ofSeconds(10)).until(() -> relay.get().getInFlight("api") == 1);
 			return Mono.just(ClientResponse.create(HttpStatus.OK).build());
 		});
-		OutboxContexts.runner(this.jdbcUrl)
-			.withBean(RelayWebClientCustomizer.class, () -> answersTheFourthAfterTheOthers)
-			.withPropertyValues("retry-outbox.relay.poll-interval=2h", "retry-outbox.relay.min-round-interval=1h",
-					"retry-outbox.relay.auto-startup=false", "retry-outbox.relay.notify=false",
-					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
-					"retry-outbox.destinations.api.flow.adaptive=false",
-					"retry-outbox.destinations.api.flow.max-concurrency=4")
+		limitedToFourAnHourApart().withBean(RelayWebClientCustomizer.class, () -> answersTheFourthAfterTheOthers)
 			.run((context) -> {
 				OutboxContexts.transactions(context).executeWithoutResult((status) -> {
 					for (int i = 0; i < 12; i++) {
@@ -180,6 +169,17 @@ class RoundIntervalIntegrationTests {
 						.isNotNull();
 				}
 			});
+	}
+
+	// A relay started by hand whose rounds are an hour apart unless an answer or a
+	// whole batch brings one, and a destination that takes four requests at a time.
+	private ApplicationContextRunner limitedToFourAnHourApart() {
+		return OutboxContexts.runner(this.jdbcUrl)
+			.withPropertyValues("retry-outbox.relay.poll-interval=2h", "retry-outbox.relay.min-round-interval=1h",
+					"retry-outbox.relay.auto-startup=false", "retry-outbox.relay.notify=false",
+					"retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
+					"retry-outbox.destinations.api.flow.adaptive=false",
+					"retry-outbox.destinations.api.flow.max-concurrency=4");
 	}
 
 	@Configuration(proxyBeanMethods = false)
