@@ -1059,7 +1059,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		// large as rounds get: the next one need not wait for the round interval. Nor
 		// need the claim of a destination whose claim was cut short and whose answers
 		// came before this round ended: no completion is left to bring it.
-		boolean fullBatch = this.cutShort.stream().anyMatch(this::freedEnough);
+		boolean claimAtOnce = this.cutShort.stream().anyMatch(this::freedEnough);
 		long rateWait = Long.MAX_VALUE;
 		for (String destination : this.backlogged) {
 			long wait = this.flows.get(destination).untilRatePermits().toNanos();
@@ -1069,13 +1069,13 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				// follow to bring the next poll.
 				moreWork |= full.contains(destination)
 						|| (!limits.containsKey(destination) && this.flows.get(destination).available() > 0);
-				fullBatch |= full.contains(destination) && limits.get(destination) >= this.settings.batchSize();
+				claimAtOnce |= full.contains(destination) && limits.get(destination) >= this.settings.batchSize();
 			}
 			else {
 				rateWait = Math.min(rateWait, wait);
 			}
 		}
-		if (fullBatch) {
+		if (claimAtOnce) {
 			this.claimWanted.set(true);
 			pollNow();
 		}
