@@ -67,10 +67,17 @@ public class IdealApp {
 	BenchPeer idealPeer(JdbcTemplate jdbc, TransactionTemplate tx, @Value("${bench.sink-url:http://127.0.0.1:18080}") String sinkUrl,
 			@Value("${ideal.loops:2}") int loops, @Value("${ideal.batch:100}") int batch,
 			@Value("${ideal.concurrency:64}") int concurrency,
-			@Value("${ideal.starter-schema:false}") boolean starterSchema) {
+			@Value("${ideal.starter-schema:false}") boolean starterSchema, @Value("${ideal.handoff:none}") String handoff,
+			@Value("${ideal.handoff-webclient:false}") boolean handoffWebClient,
+			@Value("${ideal.handoff-hop:false}") boolean handoffHop,
+			@Value("${ideal.handoff-warm-up:true}") boolean handoffWarmUp) {
 		jdbc.execute("create table if not exists bench_ideal_outbox (id bigserial primary key, payload text not null, claimed_at timestamptz, done_at timestamptz)");
 		jdbc.execute("create index if not exists bench_ideal_unclaimed on bench_ideal_outbox (id) where claimed_at is null");
 		SinkClient sink = new SinkClient(sinkUrl);
+		if (!handoff.equals("none")) {
+			return Handoff.peer(jdbc, tx, sinkUrl, sink, handoff.equals("keyed"), handoffWebClient, handoffHop,
+					handoffWarmUp);
+		}
 		if (starterSchema) {
 			return StarterSchema.peer(jdbc, tx, sink, loops, batch, concurrency);
 		}
