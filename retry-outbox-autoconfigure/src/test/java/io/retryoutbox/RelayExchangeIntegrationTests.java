@@ -53,9 +53,10 @@ class RelayExchangeIntegrationTests {
 	}
 
 	@Test
-	void sendsStraightToItsConnectorWhenNothingCustomizesOrObservesItsWebClient() {
+	void sendsStraightToItsConnectorsReactorNettyClientWhenNothingCustomizesOrObservesItsWebClient() {
 		runner().run((context) -> {
 			assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient()).isFalse();
+			assertThat(context.getBean(OutboxRelay.class).getExchange().isStraightToReactorNetty()).isTrue();
 			UUID id = OutboxContexts.send(context,
 					OutboxRequest.post("api", "/orders/1").body("{}", MediaType.APPLICATION_JSON).build());
 			assertThat(this.destination.nextPath()).isEqualTo("/orders/1");
@@ -70,6 +71,7 @@ class RelayExchangeIntegrationTests {
 			.exchange(ClientRequest.from(request).headers((headers) -> headers.setBearerAuth("token-1")).build()));
 		runner().withBean(RelayWebClientCustomizer.class, () -> credentials).run((context) -> {
 			assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient()).isFalse();
+			assertThat(context.getBean(OutboxRelay.class).getExchange().isStraightToReactorNetty()).isFalse();
 			OutboxContexts.send(context,
 					OutboxRequest.post("api", "/orders/2").body("{}", MediaType.APPLICATION_JSON).build());
 			RecordedRequest request = this.destination.server().takeRequest(20, TimeUnit.SECONDS);
@@ -90,6 +92,7 @@ class RelayExchangeIntegrationTests {
 		observedByBoot().withPropertyValues("management.observations.http.client.requests.name=relay.requests")
 			.run((context) -> {
 				assertThat(context.getBean(OutboxRelay.class).getExchange().isThroughWebClient()).isFalse();
+				assertThat(context.getBean(OutboxRelay.class).getExchange().isStraightToReactorNetty()).isFalse();
 				Observation.Context client = sendAndObserve(context, "/orders/3", "relay.requests");
 				assertThat(client.getLowCardinalityKeyValues().stream().map(Object::toString))
 					.contains("keyValue(method=POST)", "keyValue(status=200)", "keyValue(outcome=SUCCESS)");

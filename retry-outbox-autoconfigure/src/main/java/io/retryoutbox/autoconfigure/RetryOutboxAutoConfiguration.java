@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -356,10 +357,11 @@ public final class RetryOutboxAutoConfiguration {
 					relay.getMinRoundInterval(), relay.getRunLinger());
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
 					: defaultRetryPolicy(properties, jsonMapper, clock);
-			ClientHttpConnector connector = relayConnector(connectionPool, connectorBuilder, httpClientSettings);
+			RelayConnector relayConnector = relayConnector(connectionPool, connectorBuilder, httpClientSettings);
+			ClientHttpConnector connector = relayConnector.connector();
 			ObservationRegistry registry = (observedWebClients.getIfAvailable() != null)
 					? observationRegistry.getIfAvailable() : null;
-			RelayExchange exchange = relayExchange(connector, webClientBuilder.getIfAvailable(WebClient::builder),
+			RelayExchange exchange = relayExchange(relayConnector, webClientBuilder.getIfAvailable(WebClient::builder),
 					customizers, registry,
 					() -> observationConvention.getIfAvailable(() -> defaultObservationConvention(environment)));
 			OutboxRelay outboxRelay = new OutboxRelay(store,
@@ -369,13 +371,8 @@ public final class RetryOutboxAutoConfiguration {
 			outboxRelay.setAutoStartup(relay.isAutoStartup() && !relay.isWaitForReady());
 			RetryOutboxProperties.WarmUp warmUp = relay.getWarmUp();
 			if (warmUp.isEnabled()) {
-				// The relay's path without the application's filters and observation,
-				// which Boot's builder would bring.
-				RelayExchange warmUpExchange = exchange.isThroughWebClient()
-						? RelayExchange.through(WebClient.builder().clientConnector(connector).build())
-						: RelayExchange.direct(connector);
-				outboxRelay
-					.setWarmUp(new OutboxRelay.WarmUp(warmUpExchange, warmUp.getRequests(), warmUp.getTimeout()));
+				outboxRelay.setWarmUp(new OutboxRelay.WarmUp(warmUpExchange(exchange, relayConnector),
+						warmUp.getRequests(), warmUp.getTimeout()));
 			}
 			return outboxRelay;
 		}
@@ -391,6 +388,18 @@ public final class RetryOutboxAutoConfiguration {
 			};
 		}
 
+		// The relay's path without the application's filters and observation, which
+		// Boot's builder would bring.
+		private static RelayExchange warmUpExchange(RelayExchange exchange, RelayConnector connector) {
+			HttpClient client = connector.client();
+			if (exchange.isStraightToReactorNetty() && client != null) {
+				return RelayExchange.direct(connector.connector(), client);
+			}
+			return exchange.isThroughWebClient()
+					? RelayExchange.through(WebClient.builder().clientConnector(connector.connector()).build())
+					: RelayExchange.direct(connector.connector());
+		}
+
 		/**
 		 * Boot's builder brings codecs, customizers and observation, and Boot's connector
 		 * builder and settings bring SSL, proxy and timeouts. Two things are the relay's
@@ -400,7 +409,7 @@ public final class RetryOutboxAutoConfiguration {
 		 * as its concurrency: Reactor Netty's shared pool allows only 16 connections per
 		 * host on two cores, which would cap the relay below what its limits allow.
 		 */
-		private static ClientHttpConnector relayConnector(RelayConnectionPool connectionPool,
+		private static RelayConnector relayConnector(RelayConnectionPool connectionPool,
 				ObjectProvider<ClientHttpConnectorBuilder<?>> connectorBuilder,
 				ObjectProvider<HttpClientSettings> httpClientSettings) {
 			ReactorClientHttpConnectorBuilder reactor = (connectorBuilder
@@ -411,9 +420,16 @@ public final class RetryOutboxAutoConfiguration {
 			if (settings.connectTimeout() == null) {
 				settings = settings.withConnectTimeout(Duration.ofSeconds(10));
 			}
-			return reactor.withHttpClientFactory(connectionPool::httpClient)
-				.withHttpClientCustomizer((client) -> client.disableRetry(true))
+			// The last customizer gets the client as the connector will send through it.
+			AtomicReference<HttpClient> built = new AtomicReference<>();
+			ClientHttpConnector connector = reactor.withHttpClientFactory(connectionPool::httpClient)
+				.withHttpClientCustomizer((client) -> {
+					HttpClient relayClient = client.disableRetry(true);
+					built.set(relayClient);
+					return relayClient;
+				})
 				.build(settings);
+			return new RelayConnector(connector, built.get());
 		}
 
 		/**
@@ -422,14 +438,15 @@ public final class RetryOutboxAutoConfiguration {
 		 * is observed with the same registry and convention, which it sets on its builder
 		 * before its customizers; otherwise its builder's observation is left as it is.
 		 */
-		private static RelayExchange relayExchange(ClientHttpConnector connector, WebClient.Builder bootBuilder,
+		private static RelayExchange relayExchange(RelayConnector connector, WebClient.Builder bootBuilder,
 				ObjectProvider<RelayWebClientCustomizer> customizers, @Nullable ObservationRegistry registry,
 				Supplier<ClientRequestObservationConvention> convention) {
 			Consumer<WebClient.Builder> customizer = (builder) -> customizers.orderedStream()
 				.forEach((relayCustomizer) -> relayCustomizer.customize(builder));
 			return (registry != null)
-					? RelayExchange.of(bootBuilder.clone(), connector, customizer, registry, convention.get())
-					: RelayExchange.of(bootBuilder.clone(), connector, customizer);
+					? RelayExchange.of(bootBuilder.clone(), connector.connector(), connector.client(), customizer,
+							registry, convention.get())
+					: RelayExchange.of(bootBuilder.clone(), connector.connector(), connector.client(), customizer);
 		}
 
 		// As Boot's WebClientObservationAutoConfiguration names it, without a dependency
@@ -439,6 +456,17 @@ public final class RetryOutboxAutoConfiguration {
 				.bind("management.observations.http.client.requests.name", String.class)
 				.orElse("http.client.requests"));
 		}
+
+	}
+
+	/**
+	 * The relay's connector and the Reactor Netty client it sends through.
+	 *
+	 * @param connector the connector
+	 * @param client its client, or {@code null} if the connector builder did not build
+	 * one
+	 */
+	private record RelayConnector(ClientHttpConnector connector, @Nullable HttpClient client) {
 
 	}
 

@@ -13,11 +13,9 @@ import reactor.core.Scannable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
-import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
-import org.springframework.web.reactive.function.client.ClientResponse;
 
 /**
  * Sends one claimed message and turns whatever happens into a {@link DeliveryOutcome};
@@ -106,10 +104,10 @@ final class HttpDispatcher {
 				}, message.body(), (response) -> read(response, outcome, destination.timeout()));
 	}
 
-	private Mono<Void> read(ClientResponse response, Sinks.One<DeliveryOutcome> outcome, Duration timeout) {
-		int status = response.statusCode().value();
-		HttpHeaders headers = HttpHeaders.readOnlyHttpHeaders(response.headers().asHttpHeaders());
-		if (response.statusCode().is2xxSuccessful()) {
+	private Mono<Void> read(RelayResponse response, Sinks.One<DeliveryOutcome> outcome, Duration timeout) {
+		int status = response.status();
+		HttpHeaders headers = response.headers();
+		if (status >= 200 && status < 300) {
 			outcome.tryEmitValue(new DeliveryOutcome.Response(status, headers, EMPTY));
 			return response.releaseBody();
 		}
@@ -117,8 +115,7 @@ final class HttpDispatcher {
 		// the start of an error envelope, never the whole body.
 		Duration errorBodyWait = Duration.ofNanos(Math.min(ERROR_BODY_WAIT.toNanos(), timeout.toNanos() / 2));
 		return DataBufferUtils
-			.join(DataBufferUtils.takeUntilByteCount(response.bodyToFlux(DataBuffer.class), this.maxErrorBodyBytes)
-				.take(errorBodyWait))
+			.join(DataBufferUtils.takeUntilByteCount(response.body(), this.maxErrorBodyBytes).take(errorBodyWait))
 			.map(DataBuffers::toBytes)
 			.defaultIfEmpty(EMPTY)
 			.doOnNext((body) -> outcome.tryEmitValue(new DeliveryOutcome.Response(status, headers, body)))

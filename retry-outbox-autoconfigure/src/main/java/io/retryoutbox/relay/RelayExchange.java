@@ -16,6 +16,7 @@ import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClient;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
@@ -42,7 +43,11 @@ import org.springframework.web.reactive.function.client.WebClient;
  * adds none of them and keeps the relay's connector, the same bytes go to the same
  * connector without it, observed as WebClient observes them, which took about a tenth of
  * the relay's CPU a message in the shared bench (docs/benchmarks.md, thirty-eighth
- * session).
+ * session). Where, besides, nothing observes the request and the builder has no filters,
+ * and the connector's Reactor Netty client is known, the request goes to that client
+ * itself, without Spring's exchange: in the shared bench that halved the time of an
+ * attempt to a sink that answers in 20 ms, whose event loops were otherwise busy with
+ * Spring's request and response adapters (docs/benchmarks.md, fortieth session).
  */
 public final class RelayExchange {
 
@@ -69,7 +74,8 @@ public final class RelayExchange {
 	public static RelayExchange through(WebClient webClient) {
 		return new RelayExchange((method, uri, headers, body, reader) -> {
 			WebClient.RequestBodySpec request = webClient.method(method).uri(uri).headers(headers);
-			return ((body != null) ? request.bodyValue(body) : request).exchangeToMono(reader);
+			return ((body != null) ? request.bodyValue(body) : request)
+				.exchangeToMono((response) -> reader.apply(RelayResponse.of(response)));
 		}, true);
 	}
 
@@ -79,11 +85,25 @@ public final class RelayExchange {
 	 * @return the exchange
 	 */
 	public static RelayExchange direct(ClientHttpConnector connector) {
-		return direct(connector, List.of(), ObservationRegistry.NOOP, DEFAULT_CONVENTION);
+		return direct(connector, null, List.of(), ObservationRegistry.NOOP, DEFAULT_CONVENTION);
 	}
 
-	private static RelayExchange direct(ClientHttpConnector connector, List<ExchangeFilterFunction> filters,
-			ObservationRegistry registry, ClientRequestObservationConvention convention) {
+	/**
+	 * Sends every request straight to a connector's Reactor Netty client, unobserved.
+	 * @param connector the connector
+	 * @param client the Reactor Netty client that {@code connector} sends through
+	 * @return the exchange
+	 */
+	public static RelayExchange direct(ClientHttpConnector connector, HttpClient client) {
+		return direct(connector, client, List.of(), ObservationRegistry.NOOP, DEFAULT_CONVENTION);
+	}
+
+	private static RelayExchange direct(ClientHttpConnector connector, @Nullable HttpClient client,
+			List<ExchangeFilterFunction> filters, ObservationRegistry registry,
+			ClientRequestObservationConvention convention) {
+		if (client != null && filters.isEmpty() && registry.isNoop()) {
+			return new RelayExchange(new ReactorNettySender(client), false);
+		}
 		ExchangeFunction unfiltered = ExchangeFunctions.create(connector);
 		// As WebClient applies its builder's filters: the first one outermost.
 		@Nullable ExchangeFilterFunction filter = filters.stream().reduce(ExchangeFilterFunction::andThen).orElse(null);
@@ -134,8 +154,8 @@ public final class RelayExchange {
 		return request;
 	}
 
-	private static Mono<Void> read(Mono<ClientResponse> exchange, Function<ClientResponse, Mono<Void>> reader) {
-		return exchange.flatMap((response) -> reader.apply(response)
+	private static Mono<Void> read(Mono<ClientResponse> exchange, Function<RelayResponse, Mono<Void>> reader) {
+		return exchange.flatMap((response) -> reader.apply(RelayResponse.of(response))
 			.onErrorResume((ex) -> response.releaseBody().then(Mono.error(ex))));
 	}
 
@@ -152,13 +172,28 @@ public final class RelayExchange {
 	 */
 	public static RelayExchange of(WebClient.Builder builder, ClientHttpConnector connector,
 			Consumer<WebClient.Builder> customizer) {
+		return of(builder, connector, null, customizer);
+	}
+
+	/**
+	 * As {@link #of(WebClient.Builder, ClientHttpConnector, Consumer)}, and where the
+	 * builder has no filters either, sends straight to {@code client}.
+	 * @param builder the relay's builder
+	 * @param connector the relay's connector
+	 * @param client the Reactor Netty client that {@code connector} sends through, or
+	 * {@code null} if it is not known
+	 * @param customizer customizes the builder once its connector is set
+	 * @return the exchange
+	 */
+	public static RelayExchange of(WebClient.Builder builder, ClientHttpConnector connector,
+			@Nullable HttpClient client, Consumer<WebClient.Builder> customizer) {
 		Probe probe = new Probe(connector);
 		customizer.accept(builder.clientConnector(probe.connector));
 		probe.send(builder);
 		if (!probe.addsNothing() || probe.observed()) {
 			return through(builder.build());
 		}
-		return direct(connector, filters(builder), ObservationRegistry.NOOP, DEFAULT_CONVENTION);
+		return direct(connector, client, filters(builder), ObservationRegistry.NOOP, DEFAULT_CONVENTION);
 	}
 
 	/**
@@ -178,6 +213,26 @@ public final class RelayExchange {
 	 */
 	public static RelayExchange of(WebClient.Builder builder, ClientHttpConnector connector,
 			Consumer<WebClient.Builder> customizer, ObservationRegistry registry,
+			ClientRequestObservationConvention convention) {
+		return of(builder, connector, null, customizer, registry, convention);
+	}
+
+	/**
+	 * As
+	 * {@link #of(WebClient.Builder, ClientHttpConnector, Consumer, ObservationRegistry, ClientRequestObservationConvention)},
+	 * and where the builder has no filters either and {@code registry} observes nothing,
+	 * sends straight to {@code client}.
+	 * @param builder the relay's builder
+	 * @param connector the relay's connector
+	 * @param client the Reactor Netty client that {@code connector} sends through, or
+	 * {@code null} if it is not known
+	 * @param customizer customizes the builder once its connector and observation are set
+	 * @param registry where the relay's requests are observed
+	 * @param convention how they are observed
+	 * @return the exchange
+	 */
+	public static RelayExchange of(WebClient.Builder builder, ClientHttpConnector connector,
+			@Nullable HttpClient client, Consumer<WebClient.Builder> customizer, ObservationRegistry registry,
 			ClientRequestObservationConvention convention) {
 		Probe probe = new Probe(connector);
 		// Stand-ins for the registry and convention that note whether the probe's
@@ -205,7 +260,7 @@ public final class RelayExchange {
 				|| (!registry.isNoop() && convention.getClass() != DefaultClientRequestObservationConvention.class)) {
 			return through(builder.build());
 		}
-		return direct(connector, filters(builder), registry, convention);
+		return direct(connector, client, filters(builder), registry, convention);
 	}
 
 	private static List<ExchangeFilterFunction> filters(WebClient.Builder builder) {
@@ -222,8 +277,16 @@ public final class RelayExchange {
 		return this.throughWebClient;
 	}
 
+	/**
+	 * Whether this exchange sends every request straight to a Reactor Netty client.
+	 * @return {@code true} if it does
+	 */
+	public boolean isStraightToReactorNetty() {
+		return this.sender instanceof ReactorNettySender;
+	}
+
 	Mono<Void> exchange(HttpMethod method, URI uri, Consumer<HttpHeaders> headers, byte @Nullable [] body,
-			Function<ClientResponse, Mono<Void>> reader) {
+			Function<RelayResponse, Mono<Void>> reader) {
 		return this.sender.exchange(method, uri, headers, body, reader);
 	}
 
@@ -237,10 +300,10 @@ public final class RelayExchange {
 	}
 
 	@FunctionalInterface
-	private interface Sender {
+	interface Sender {
 
 		Mono<Void> exchange(HttpMethod method, URI uri, Consumer<HttpHeaders> headers, byte @Nullable [] body,
-				Function<ClientResponse, Mono<Void>> reader);
+				Function<RelayResponse, Mono<Void>> reader);
 
 	}
 

@@ -16,13 +16,18 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
+import io.retryoutbox.support.DataBuffers;
 import io.retryoutbox.testsupport.DestinationServer;
 import mockwebserver3.MockResponse;
 import mockwebserver3.RecordedRequest;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClient;
 
+import org.springframework.core.NestedExceptionUtils;
+import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.client.reactive.ClientHttpConnector;
@@ -35,6 +40,7 @@ import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunctions;
 import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.reactive.function.client.WebClientRequestException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -57,7 +63,10 @@ class RelayExchangeTests {
 
 	private static final ClientRequestObservationConvention CONVENTION = new DefaultClientRequestObservationConvention();
 
-	private final ClientHttpConnector connector = new ReactorClientHttpConnector();
+	// As Spring's connector makes its own.
+	private final HttpClient client = HttpClient.create().compress(true);
+
+	private final ClientHttpConnector connector = new ReactorClientHttpConnector(this.client);
 
 	@Test
 	void sendsAPostStraightToTheConnectorAsWebClientSendsIt() throws InterruptedException {
@@ -71,12 +80,16 @@ class RelayExchangeTests {
 		RecordedRequest throughWebClient = send(RelayExchange.through(WebClient.create()), HttpMethod.POST, headers,
 				body);
 		RecordedRequest direct = send(RelayExchange.direct(this.connector), HttpMethod.POST, headers, body);
-		assertThat(direct.getMethod()).isEqualTo("POST");
-		assertThat(direct.getBody().utf8()).isEqualTo("{\"amount\":42}");
-		assertThat(direct.getHeaders().get("Content-Length")).isEqualTo(String.valueOf(body.length));
-		assertThat(direct.getHeaders().values("X-Many")).containsExactly("a", "b");
-		assertThat(direct.getHeaders().toMultimap()).isEqualTo(throughWebClient.getHeaders().toMultimap());
-		assertThat(direct.getBody()).isEqualTo(throughWebClient.getBody());
+		RecordedRequest reactorNetty = send(RelayExchange.direct(this.connector, this.client), HttpMethod.POST, headers,
+				body);
+		for (RecordedRequest request : List.of(direct, reactorNetty)) {
+			assertThat(request.getMethod()).isEqualTo("POST");
+			assertThat(request.getBody().utf8()).isEqualTo("{\"amount\":42}");
+			assertThat(request.getHeaders().get("Content-Length")).isEqualTo(String.valueOf(body.length));
+			assertThat(request.getHeaders().values("X-Many")).containsExactly("a", "b");
+			assertThat(request.getHeaders().toMultimap()).isEqualTo(throughWebClient.getHeaders().toMultimap());
+			assertThat(request.getBody()).isEqualTo(throughWebClient.getBody());
+		}
 	}
 
 	@Test
@@ -85,29 +98,85 @@ class RelayExchangeTests {
 		Consumer<HttpHeaders> headers = (h) -> h.set("Idempotency-Key", "k-2");
 		RecordedRequest untypedThroughWebClient = send(RelayExchange.through(WebClient.create()), HttpMethod.PUT,
 				headers, body);
-		RecordedRequest untypedDirect = send(RelayExchange.direct(this.connector), HttpMethod.PUT, headers, body);
-		assertThat(untypedDirect.getHeaders().get("Content-Type")).isNull();
-		assertThat(untypedDirect.getHeaders().toMultimap())
-			.isEqualTo(untypedThroughWebClient.getHeaders().toMultimap());
 		RecordedRequest getThroughWebClient = send(RelayExchange.through(WebClient.create()), HttpMethod.GET, headers,
 				null);
-		RecordedRequest getDirect = send(RelayExchange.direct(this.connector), HttpMethod.GET, headers, null);
-		assertThat(getDirect.getBodySize()).isZero();
-		assertThat(getDirect.getHeaders().toMultimap()).isEqualTo(getThroughWebClient.getHeaders().toMultimap());
+		RecordedRequest deleteThroughWebClient = send(RelayExchange.through(WebClient.create()), HttpMethod.DELETE,
+				headers, null);
+		for (RelayExchange exchange : List.of(RelayExchange.direct(this.connector),
+				RelayExchange.direct(this.connector, this.client))) {
+			RecordedRequest untyped = send(exchange, HttpMethod.PUT, headers, body);
+			assertThat(untyped.getHeaders().get("Content-Type")).isNull();
+			assertThat(untyped.getHeaders().toMultimap()).isEqualTo(untypedThroughWebClient.getHeaders().toMultimap());
+			RecordedRequest get = send(exchange, HttpMethod.GET, headers, null);
+			assertThat(get.getBodySize()).isZero();
+			assertThat(get.getHeaders().toMultimap()).isEqualTo(getThroughWebClient.getHeaders().toMultimap());
+			RecordedRequest delete = send(exchange, HttpMethod.DELETE, headers, null);
+			assertThat(delete.getHeaders().toMultimap()).isEqualTo(deleteThroughWebClient.getHeaders().toMultimap());
+		}
 	}
 
 	@Test
-	void readsAnErrorAnswerStraightFromTheConnector() {
-		this.server.dispatcher()
-			.enqueue(new MockResponse.Builder().code(409).body("{\"code\":\"RESOURCE_LOCKED\"}").build());
-		AtomicReference<String> read = new AtomicReference<>();
-		RelayExchange.direct(this.connector).exchange(HttpMethod.POST, uri(), (headers) -> {
-		}, new byte[0],
-				(response) -> response.bodyToMono(String.class)
-					.doOnNext((text) -> read.set(response.statusCode().value() + " " + text))
-					.then())
+	void readsAnErrorAnswerStraightFromTheConnectorAndFromItsReactorNettyClient() {
+		for (RelayExchange exchange : List.of(RelayExchange.direct(this.connector),
+				RelayExchange.direct(this.connector, this.client))) {
+			this.server.dispatcher()
+				.enqueue(new MockResponse.Builder().code(409)
+					.addHeader("Retry-After", "7")
+					.body("{\"code\":\"RESOURCE_LOCKED\"}")
+					.build());
+			AtomicReference<String> read = new AtomicReference<>();
+			exchange.exchange(HttpMethod.POST, uri(), (headers) -> {
+			}, new byte[0], (response) -> DataBufferUtils.join(response.body())
+				.map(DataBuffers::toBytes)
+				.doOnNext((bytes) -> read.set(response.status() + " " + response.headers().getFirst("Retry-After") + " "
+						+ new String(bytes, StandardCharsets.UTF_8)))
+				.then()).block(Duration.ofSeconds(10));
+			assertThat(read).hasValue("409 7 {\"code\":\"RESOURCE_LOCKED\"}");
+		}
+	}
+
+	@Test
+	void failsARefusedRequestToItsReactorNettyClientAsTheConnectorFailsIt() {
+		URI refused = URI.create("http://127.0.0.1:" + closedPort() + "/refused");
+		Throwable direct = failure(RelayExchange.direct(this.connector), refused);
+		Throwable reactorNetty = failure(RelayExchange.direct(this.connector, this.client), refused);
+		assertThat(reactorNetty).isInstanceOf(WebClientRequestException.class)
+			.hasMessage(direct.getMessage())
+			.hasRootCauseInstanceOf(NestedExceptionUtils.getMostSpecificCause(direct).getClass());
+		assertThat(((WebClientRequestException) reactorNetty).getHeaders().getFirst("Idempotency-Key"))
+			.isEqualTo("k-4");
+	}
+
+	@Test
+	void goesStraightToItsConnectorsReactorNettyClientOnlyWithoutFiltersOrObservation() {
+		assertThat(
+				RelayExchange.of(WebClient.builder(), this.connector, this.client, NOTHING).isStraightToReactorNetty())
+			.isTrue();
+		assertThat(RelayExchange.of(WebClient.builder(), this.connector, NOTHING).isStraightToReactorNetty()).isFalse();
+		assertThat(RelayExchange.of(WebClient.builder().filter(order("first")), this.connector, this.client, NOTHING)
+			.isStraightToReactorNetty()).isFalse();
+		assertThat(RelayExchange
+			.of(WebClient.builder(), this.connector, this.client, NOTHING, new Observations().registry, CONVENTION)
+			.isStraightToReactorNetty()).isFalse();
+		assertThat(RelayExchange.of(WebClient.builder(), this.connector, this.client, NOTHING, UNOBSERVED, CONVENTION)
+			.isStraightToReactorNetty()).isTrue();
+		assertThat(RelayExchange
+			.of(WebClient.builder().defaultHeader("X-Tenant", "t-1"), this.connector, this.client, NOTHING)
+			.isStraightToReactorNetty()).isFalse();
+	}
+
+	private static Throwable failure(RelayExchange exchange, URI uri) {
+		AtomicReference<Throwable> failure = new AtomicReference<>();
+		exchange
+			.exchange(HttpMethod.POST, uri, (h) -> h.set("Idempotency-Key", "k-4"), new byte[0],
+					(response) -> response.releaseBody())
+			.onErrorResume((ex) -> {
+				failure.set(ex);
+				return Mono.empty();
+			})
 			.block(Duration.ofSeconds(10));
-		assertThat(read).hasValue("409 {\"code\":\"RESOURCE_LOCKED\"}");
+		assertThat(failure.get()).as("the exchange's failure").isNotNull();
+		return failure.get();
 	}
 
 	@Test
