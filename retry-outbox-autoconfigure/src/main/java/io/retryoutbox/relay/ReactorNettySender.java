@@ -17,10 +17,10 @@ import org.springframework.web.reactive.function.client.WebClientRequestExceptio
  * Sends a request to a Reactor Netty client itself, as Spring's connector and exchange
  * would send it: the headers written straight into Netty's, a body with its length, and a
  * failure before the answer wrapped as the exchange wraps it. In the shared bench the
- * relay's event loops took 338 µs a message through Spring's exchange, 40 µs of it in its
- * adapters, against 184 µs for a relay that used the client itself, and its attempts to a
- * sink that answers in 20 ms took 58-67 ms at the median against 37-39 ms once they went
- * this way (docs/benchmarks.md, fortieth session).
+ * relay's event loops took 338 microseconds a message through Spring's exchange, 40 of
+ * them in its adapters, against 184 for a relay that used the client itself, and its
+ * attempts to a sink that answers in 20 ms took 58-67 ms at the median against 37-39 ms
+ * once they went this way (docs/benchmarks.md, fortieth session).
  */
 final class ReactorNettySender implements RelayExchange.Sender {
 
