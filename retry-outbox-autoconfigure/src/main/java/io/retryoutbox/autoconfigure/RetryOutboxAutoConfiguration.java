@@ -358,7 +358,6 @@ public final class RetryOutboxAutoConfiguration {
 			RetryPolicy fallback = (retryPolicy instanceof DefaultRetryPolicy) ? retryPolicy
 					: defaultRetryPolicy(properties, jsonMapper, clock);
 			RelayConnector relayConnector = relayConnector(connectionPool, connectorBuilder, httpClientSettings);
-			ClientHttpConnector connector = relayConnector.connector();
 			ObservationRegistry registry = (observedWebClients.getIfAvailable() != null)
 					? observationRegistry.getIfAvailable() : null;
 			RelayExchange exchange = relayExchange(relayConnector, webClientBuilder.getIfAvailable(WebClient::builder),
