@@ -197,6 +197,10 @@ class ChaosSoakIntegrationTests {
 				// taken over from a dead relay is never sent before a Retry-After that
 				// relay was given.
 				"retry-outbox.relay.lease-timeout=6s",
+				// Its invalid rows are edited inside their enqueuing transaction, which
+				// only a relay that reads what it sends sees: direct dispatch sends a
+				// message as it was enqueued.
+				"retry-outbox.relay.direct-dispatch=false",
 				// Longer than an attempt: a clean stop lets every request finish.
 				"retry-outbox.relay.shutdown-timeout=5s", "retry-outbox.retry.delay=100ms",
 				"retry-outbox.retry.max-delay=1s", "retry-outbox.retry.retry-after-max=3s",

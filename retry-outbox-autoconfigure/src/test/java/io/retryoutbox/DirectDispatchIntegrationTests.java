@@ -1,6 +1,8 @@
 package io.retryoutbox;
 
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -8,6 +10,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+
+import javax.sql.DataSource;
 
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.testsupport.DestinationServer;
@@ -25,6 +29,7 @@ import org.springframework.http.MediaType;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * Direct dispatch: a message enqueued while the local relay has a free slot is inserted
@@ -106,7 +111,7 @@ class DirectDispatchIntegrationTests {
 	}
 
 	@Test
-	void claimsEveryMessageByDefault() throws Exception {
+	void sendsAMessageAtCommitByDefault() throws Exception {
 		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		OutboxContexts.runner(this.jdbcUrl)
 			.withPropertyValues("retry-outbox.destinations.api.base-url=" + this.destination.server().url("/"),
@@ -115,9 +120,44 @@ class DirectDispatchIntegrationTests {
 				awaitRunning(context);
 				UUID id = send(context, "/one", "k");
 				awaitDelivered(context, id);
-				assertThat(insertedLeased(context, id)).isFalse();
-				assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 1);
+				assertThat(insertedLeased(context, id)).isTrue();
 			});
+	}
+
+	@Test
+	void claimsEveryMessageWhenSwitchedOff() throws Exception {
+		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
+		runner().withPropertyValues("retry-outbox.relay.direct-dispatch=false").run((context) -> {
+			awaitRunning(context);
+			UUID id = send(context, "/one", "k");
+			awaitDelivered(context, id);
+			assertThat(insertedLeased(context, id)).isFalse();
+			assertThat(OutboxContexts.row(context, id)).containsEntry("attempts", 1);
+		});
+	}
+
+	@Test
+	void anEnqueueWhoseKeyAnotherTransactionHoldsInsertsItPendingWithoutWaitingAndItIsSentOnceFree() throws Exception {
+		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
+		runner().run((context) -> {
+			awaitRunning(context);
+			// As another transaction that direct-dispatched a message of the key and has
+			// not ended holds it.
+			try (Connection holder = context.getBean(DataSource.class).getConnection()) {
+				holder.setAutoCommit(false);
+				try (PreparedStatement lock = holder.prepareStatement(
+						"SELECT pg_advisory_xact_lock(hashtext('retry_outbox_message'), hashtext('k'))")) {
+					lock.executeQuery().close();
+				}
+				UUID id = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> send(context, "/one", "k"));
+				assertThat(OutboxContexts.row(context, id)).containsEntry("status", "PENDING")
+					.containsEntry("new_arrival", true)
+					.containsEntry("attempts", 0);
+				holder.rollback();
+				awaitDelivered(context, id);
+				assertThat(receivedPaths(1)).containsExactly("/one");
+			}
+		});
 	}
 
 	@Test

@@ -1,8 +1,10 @@
 package io.retryoutbox.autoconfigure;
 
 import java.util.Collection;
+import java.util.UUID;
 
 import io.retryoutbox.jdbc.JdbcOutboxComponents;
+import io.retryoutbox.message.ClaimedMessage;
 import io.retryoutbox.notify.PostgresNotifier;
 import io.retryoutbox.relay.OutboxRelay;
 import org.jspecify.annotations.Nullable;
@@ -33,6 +35,16 @@ final class RelayWakeUps implements JdbcOutboxComponents.RelayWakeUp {
 		if (this.localRelay != null) {
 			this.localRelay.arrived(keys);
 		}
+	}
+
+	@Override
+	public boolean hasRun(String key) {
+		return this.localRelay != null && this.localRelay.hasRun(key);
+	}
+
+	@Override
+	public boolean follow(ClaimedMessage message, UUID behind) {
+		return this.localRelay != null && this.localRelay.follow(message, behind);
 	}
 
 	@Override

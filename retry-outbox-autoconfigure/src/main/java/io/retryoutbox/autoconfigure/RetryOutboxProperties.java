@@ -333,10 +333,11 @@ public class RetryOutboxProperties {
 
 		/**
 		 * Whether a message enqueued while this instance's relay has a free slot for its
-		 * destination is inserted leased to that relay and sent as soon as its
-		 * transaction commits, without being claimed, as it was enqueued.
+		 * destination, or right behind a run of its ordering key there, is sent by that
+		 * relay as soon as its transaction commits, without being claimed or read, as it
+		 * was enqueued.
 		 */
-		private boolean directDispatch;
+		private boolean directDispatch = true;
 
 		private final WarmUp warmUp = new WarmUp();
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.UUID;
 
 import io.retryoutbox.message.ClaimedMessage;
 import io.retryoutbox.relay.DirectDispatch;
@@ -31,6 +32,12 @@ final class CommitWork implements TransactionSynchronization {
 	private final boolean atOnce;
 
 	private final Set<String> arrivals = new LinkedHashSet<>();
+
+	// The keys of arrivals that no run of this instance took, for the relay to read what
+	// arrived behind its runs.
+	private final Set<String> unfollowed = new LinkedHashSet<>();
+
+	private final List<Follower> followers = new ArrayList<>();
 
 	private final List<Leased> leased = new ArrayList<>();
 
@@ -73,8 +80,35 @@ final class CommitWork implements TransactionSynchronization {
 	 */
 	void arrived(String key) {
 		this.arrivals.add(key);
+		this.unfollowed.add(key);
 		if (this.atOnce) {
 			this.keys.noteArrivals(List.of(key));
+		}
+	}
+
+	/**
+	 * Notes an arrival's key once the transaction commits, as {@link #arrived} does, and
+	 * offers the message to the relay's run of its key, which takes it if it ends with
+	 * {@code behind}.
+	 * @param key the key
+	 * @param message the message, as a claim would have read it
+	 * @param behind the message of the key it was inserted behind
+	 * @param relay what reaches the relay of this instance
+	 */
+	void follow(String key, ClaimedMessage message, UUID behind, JdbcOutboxComponents.RelayWakeUp relay) {
+		this.arrivals.add(key);
+		if (this.atOnce) {
+			this.keys.noteArrivals(List.of(key));
+			follow(new Follower(key, message, behind, relay));
+		}
+		else {
+			this.followers.add(new Follower(key, message, behind, relay));
+		}
+	}
+
+	private void follow(Follower follower) {
+		if (!follower.relay().follow(follower.message(), follower.behind())) {
+			this.unfollowed.add(follower.key());
 		}
 	}
 
@@ -113,12 +147,14 @@ final class CommitWork implements TransactionSynchronization {
 		}
 		this.leased.forEach((leased) -> leased.dispatch().handOver(leased.message()));
 		this.leased.clear();
+		this.followers.forEach(this::follow);
+		this.followers.clear();
 		this.wakeUps.forEach(this::wake);
 	}
 
 	private void wake(JdbcOutboxComponents.RelayWakeUp wakeUp) {
-		if (!this.arrivals.isEmpty()) {
-			wakeUp.arrived(this.arrivals);
+		if (!this.unfollowed.isEmpty()) {
+			wakeUp.arrived(this.unfollowed);
 		}
 		wakeUp.wakeUp();
 	}
@@ -131,6 +167,10 @@ final class CommitWork implements TransactionSynchronization {
 	}
 
 	private record Leased(ClaimedMessage message, DirectDispatch dispatch) {
+
+	}
+
+	private record Follower(String key, ClaimedMessage message, UUID behind, JdbcOutboxComponents.RelayWakeUp relay) {
 
 	}
 

@@ -86,33 +86,44 @@ final class JdbcOutbox implements Outbox {
 		Function<Map<String, String>, NewMessage> message = (trace) -> new NewMessage(id, request.destination(),
 				request.method().name(), path, headersJson, body, contentType, request.orderingKey(), idempotencyKey,
 				trace.get(EnqueueObserver.TRACEPARENT), trace.get(EnqueueObserver.TRACESTATE));
-		DirectDispatch dispatch = this.directDispatch.get();
+		String key = request.orderingKey();
+		// Behind a run of this instance's relay, the message may go on that run: it is
+		// inserted to say which message it arrived behind, and never leased, which would
+		// need the key's lock.
+		DirectDispatch direct = this.directDispatch.get();
+		boolean behindRun = direct != null && key != null && this.wakeUp.hasRun(key);
+		DirectDispatch dispatch = behindRun ? null : direct;
 		String owner = (dispatch != null) ? dispatch.reserve(request.destination()) : null;
-		if (dispatch == null || owner == null) {
+		if (owner == null && !behindRun) {
 			this.observer.observe(id, request, (trace) -> this.keys.insert(message.apply(trace)));
-			afterCommit(inTransaction, request.orderingKey(), null, null);
+			afterCommit(inTransaction, key, null);
 			return id;
 		}
-		AtomicReference<@Nullable ClaimedMessage> leased = new AtomicReference<>();
+		AtomicReference<@Nullable Handed> handed = new AtomicReference<>();
 		try {
 			this.observer.observe(id, request, (trace) -> {
-				Instant createdAt = this.keys.insertLeased(message.apply(trace), owner, dispatch.leaseTimeout());
-				if (createdAt != null) {
-					leased.set(new ClaimedMessage(id, request.destination(), request.method().name(), path,
-							Map.copyOf(headers), body, contentType, request.orderingKey(), idempotencyKey, 1, createdAt,
-							traceContext(trace)));
+				OrderingKeys.Inserted inserted = (dispatch != null && owner != null)
+						? this.keys.insertLeased(message.apply(trace), owner, dispatch.leaseTimeout())
+						: this.keys.insertBehind(message.apply(trace));
+				if (inserted.leased() || inserted.behind() != null) {
+					ClaimedMessage claimed = new ClaimedMessage(id, request.destination(), request.method().name(),
+							path, Map.copyOf(headers), body, contentType, key, idempotencyKey, 1, inserted.createdAt(),
+							traceContext(trace));
+					handed.set(new Handed(claimed, inserted.leased() ? dispatch : null, inserted.behind()));
 				}
 			});
 		}
 		catch (RuntimeException ex) {
-			dispatch.cancel();
+			if (dispatch != null && owner != null) {
+				dispatch.cancel();
+			}
 			throw ex;
 		}
-		ClaimedMessage handed = leased.get();
-		if (handed == null) {
+		Handed taken = handed.get();
+		if (dispatch != null && owner != null && (taken == null || taken.dispatch() == null)) {
 			dispatch.cancel();
 		}
-		afterCommit(inTransaction, request.orderingKey(), handed, dispatch);
+		afterCommit(inTransaction, key, taken);
 		return id;
 	}
 
@@ -163,27 +174,40 @@ final class JdbcOutbox implements Outbox {
 
 	/**
 	 * Once the enqueuing transaction commits: notes the key of a keyed message that
-	 * arrived pending, hands a message inserted leased over to the relay, and wakes the
-	 * relays (this one and, through the notifier, the others) for a message inserted
+	 * arrived pending, hands a message inserted leased over to the relay, offers one
+	 * inserted pending behind a known message to the relay's run of its key, and wakes
+	 * the relays (this one and, through the notifier, the others) for a message inserted
 	 * pending. Where none of that is wanted, e.g. on an instance without a relay while no
 	 * other instance's relay listens, the transaction gets no synchronization.
 	 */
-	private void afterCommit(boolean inTransaction, @Nullable String key, @Nullable ClaimedMessage leased,
-			@Nullable DirectDispatch dispatch) {
-		String arrival = (key != null && leased == null && this.keys.notesArrivals()) ? key : null;
-		if (arrival == null && leased == null && !this.wakeUp.isWanted()) {
+	private void afterCommit(boolean inTransaction, @Nullable String key, @Nullable Handed handed) {
+		DirectDispatch dispatch = (handed != null) ? handed.dispatch() : null;
+		String arrival = (key != null && dispatch == null && this.keys.notesArrivals()) ? key : null;
+		if (arrival == null && dispatch == null && !this.wakeUp.isWanted()) {
 			return;
 		}
 		CommitWork work = CommitWork.of(this.keys, inTransaction);
-		if (arrival != null) {
+		UUID behind = (handed != null) ? handed.behind() : null;
+		if (handed != null && behind != null && arrival != null) {
+			work.follow(arrival, handed.message(), behind, this.wakeUp);
+		}
+		else if (arrival != null) {
 			work.arrived(arrival);
 		}
-		if (leased != null && dispatch != null) {
-			work.handOver(leased, dispatch);
+		if (handed != null && dispatch != null) {
+			work.handOver(handed.message(), dispatch);
 		}
 		else {
 			work.wakeUp(this.wakeUp);
 		}
+	}
+
+	/**
+	 * A message for the relay of this instance once its transaction commits: inserted
+	 * leased to it by {@code dispatch}, or pending right behind {@code behind}.
+	 */
+	private record Handed(ClaimedMessage message, @Nullable DirectDispatch dispatch, @Nullable UUID behind) {
+
 	}
 
 }

@@ -4,12 +4,14 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
 import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxClock;
+import io.retryoutbox.message.ClaimedMessage;
 import io.retryoutbox.message.EnqueueObserver;
 import io.retryoutbox.message.OutboxReadModel;
 import io.retryoutbox.message.OutboxRepair;
@@ -173,6 +175,29 @@ public final class JdbcOutboxComponents {
 		 * @param keys the keys
 		 */
 		default void arrived(Collection<String> keys) {
+		}
+
+		/**
+		 * Whether a run of this instance's relay holds the ordering key and may take a
+		 * message enqueued behind it ({@link #follow}).
+		 * @param key the ordering key
+		 * @return whether such a run is under way
+		 */
+		default boolean hasRun(String key) {
+			return false;
+		}
+
+		/**
+		 * Offers a message inserted pending right behind {@code behind}, once its
+		 * transaction committed, to this instance's relay's run of its key, which takes
+		 * it if that run ends with {@code behind}; returns at once.
+		 * @param message the message, as a claim would have read it
+		 * @param behind the message of its key that it was inserted right behind
+		 * @return whether a run took it; if not, the relay is told of its key by
+		 * {@link #arrived}
+		 */
+		default boolean follow(ClaimedMessage message, UUID behind) {
+			return false;
 		}
 
 	}

@@ -1,5 +1,7 @@
 package io.retryoutbox.jdbc;
 
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,6 +36,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.Assert;
 
 /**
  * The one owner of per-key order: every statement that changes a message's hold on its
@@ -87,11 +90,13 @@ final class OrderingKeys {
 			VALUES (?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, false, true, true)
 			""";
 
-	// Waits, unlike a relay: direct dispatch decides the head in the enqueuing
+	// Tried, as a relay does: direct dispatch decides the head in the enqueuing
 	// transaction, so it must see every admission and promotion of the key that ran
-	// before.
+	// before, which the lock held until now ensures; an enqueue that does not get it
+	// inserts an arrival, which needs no lock, so that enqueues of several keys in any
+	// order never deadlock and none waits for another transaction of its key.
 	private static final String LOCK_KEY = """
-			SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))
+			SELECT pg_try_advisory_xact_lock(hashtext(?), hashtext(?))
 			""";
 
 	// Direct dispatch: inserted as claimed by the enqueuing instance's relay, its first
@@ -105,25 +110,62 @@ final class OrderingKeys {
 			RETURNING created_at
 			""";
 
+	// The key's last unfinished messages, for an insert of one more: the last arrival,
+	// the last waiting message, and the head (the oldest); "behind" is the last of them,
+	// the message a new one arrives right behind. Only under read committed: then the
+	// inserting statement's snapshot is its own, and every message of the key committed
+	// before it is in it; a transaction's older snapshot may miss one.
+	private static final String LAST_OF_KEY = """
+			arrival AS (
+				SELECT a.id, a.seq FROM {message} a WHERE a.ordering_key = ? AND a.new_arrival
+				ORDER BY a.seq DESC LIMIT 1),
+			waiting AS (
+				SELECT w.id, w.seq FROM {message} w WHERE w.ordering_key = ? AND w.status = {PENDING}
+					AND NOT w.is_head AND NOT w.new_arrival
+				ORDER BY w.seq DESC LIMIT 1),
+			holder AS (
+				SELECT h.id FROM {message} h WHERE h.ordering_key = ? AND h.is_head AND h.holds_key LIMIT 1),
+			last AS (
+				SELECT CASE WHEN current_setting('transaction_isolation') = 'read committed' THEN
+					coalesce((SELECT l.id FROM (SELECT id, seq FROM arrival UNION ALL SELECT id, seq FROM waiting) l
+						ORDER BY l.seq DESC LIMIT 1), (SELECT id FROM holder)) END AS behind)
+			""";
+
+	// An arrival as INSERT_KEYED makes it, for a key that a run of this instance's relay
+	// holds: it returns the message it arrived behind, so that the run takes it without
+	// reading it again if that is the run's last.
+	private static final String INSERT_KEYED_BEHIND = "WITH " + LAST_OF_KEY + """
+			, inserted AS (
+				INSERT INTO {message} (id, destination, method, path, headers, body, content_type, ordering_key,
+					idempotency_key, trace_parent, trace_state, is_head, holds_key, new_arrival)
+				VALUES (?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, false, true, true)
+				RETURNING created_at)
+			SELECT (extract(epoch FROM inserted.created_at) * 1000000)::bigint, false, last.behind
+			FROM inserted CROSS JOIN last
+			""";
+
 	// The same for a keyed message, under the key's lock: leased as its head only if
-	// nothing else of the key is unfinished, else an arrival as INSERT_KEYED makes it.
-	private static final String INSERT_KEYED_LEASED = """
-			WITH free AS (
-				SELECT NOT EXISTS (SELECT 1 FROM {message} h WHERE h.ordering_key = ? AND h.is_head AND h.holds_key)
-					AND NOT EXISTS (SELECT 1 FROM {message} a WHERE a.ordering_key = ? AND a.new_arrival)
-					AND NOT EXISTS (SELECT 1 FROM {message} w WHERE w.ordering_key = ? AND w.status = {PENDING}
-						AND NOT w.is_head AND NOT w.new_arrival) AS head)
-			INSERT INTO {message} (id, destination, method, path, headers, body, content_type, ordering_key,
-				idempotency_key, trace_parent, trace_state, is_head, holds_key, new_arrival, status, attempts,
-				last_attempt_at, lease_owner, lease_until)
-			SELECT ?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, free.head, true, NOT free.head,
-				CASE WHEN free.head THEN {IN_FLIGHT} ELSE {PENDING} END,
-				CASE WHEN free.head THEN 1 ELSE 0 END,
-				CASE WHEN free.head THEN now() END,
-				CASE WHEN free.head THEN ?::text END,
-				CASE WHEN free.head THEN clock_timestamp() + ? * interval '1 millisecond' END
-			FROM free
-			RETURNING CASE WHEN status = {IN_FLIGHT} THEN created_at END
+	// nothing else of the key is unfinished, else an arrival that returns the message it
+	// arrived behind, as INSERT_KEYED_BEHIND does.
+	private static final String INSERT_KEYED_LEASED = "WITH " + LAST_OF_KEY + """
+			, free AS (
+				SELECT NOT EXISTS (SELECT 1 FROM holder) AND NOT EXISTS (SELECT 1 FROM arrival)
+					AND NOT EXISTS (SELECT 1 FROM waiting) AS head),
+			inserted AS (
+				INSERT INTO {message} (id, destination, method, path, headers, body, content_type, ordering_key,
+					idempotency_key, trace_parent, trace_state, is_head, holds_key, new_arrival, status, attempts,
+					last_attempt_at, lease_owner, lease_until)
+				SELECT ?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, free.head, true, NOT free.head,
+					CASE WHEN free.head THEN {IN_FLIGHT} ELSE {PENDING} END,
+					CASE WHEN free.head THEN 1 ELSE 0 END,
+					CASE WHEN free.head THEN now() END,
+					CASE WHEN free.head THEN ?::text END,
+					CASE WHEN free.head THEN clock_timestamp() + ? * interval '1 millisecond' END
+				FROM free
+				RETURNING created_at, status = {IN_FLIGHT} AS leased)
+			SELECT (extract(epoch FROM inserted.created_at) * 1000000)::bigint, inserted.leased,
+				CASE WHEN NOT inserted.leased THEN last.behind END
+			FROM inserted CROSS JOIN last
 			""";
 
 	// The rest of each claimed head's run: the messages behind it, arrived or waiting,
@@ -462,6 +504,8 @@ final class OrderingKeys {
 
 	private final String insertKeyedLeased;
 
+	private final String insertKeyedBehind;
+
 	private final String finish;
 
 	private final String lockKey;
@@ -506,6 +550,7 @@ final class OrderingKeys {
 		this.insertKeyed = Sql.render(INSERT_KEYED, tables);
 		this.insertLeased = Sql.render(INSERT_LEASED, tables);
 		this.insertKeyedLeased = Sql.render(INSERT_KEYED_LEASED, tables);
+		this.insertKeyedBehind = Sql.render(INSERT_KEYED_BEHIND, tables);
 		// Both carry the planner settings, so that either may be the first statement of a
 		// round: in a round with both, the second sets them again, a few microseconds of
 		// the server's in a round trip it makes anyway.
@@ -546,25 +591,86 @@ final class OrderingKeys {
 	 * Inserts a message leased to {@code owner}, its first attempt counted, in the
 	 * caller's transaction, if it may be sent at once: unkeyed, or heading its key. A
 	 * keyed message that waits behind another is inserted pending instead, as
-	 * {@link #insert} does.
-	 * @return when the message was created if it was inserted leased, else {@code null}
+	 * {@link #insert} does, and returns the message it waits behind if the caller's
+	 * transaction is read committed; so is one whose key another transaction has locked,
+	 * without waiting for it.
+	 * @return how the message was inserted
 	 */
-	@Nullable Instant insertLeased(NewMessage message, String owner, Duration lease) {
+	Inserted insertLeased(NewMessage message, String owner, Duration lease) {
 		List<Object> params = new ArrayList<>(columns(message));
 		params.add(owner);
 		params.add(lease.toMillis());
 		String key = message.orderingKey();
-		if (key != null) {
-			this.jdbc.sql(this.lockKey).params(this.tables.message(), key).query((rs) -> {
-			});
-			params.addAll(0, List.of(key, key, key));
+		if (key == null) {
+			OffsetDateTime created = this.jdbc.sql(this.insertLeased)
+				.params(params)
+				.query((rs, row) -> rs.getObject(1, OffsetDateTime.class))
+				.single();
+			return new Inserted(created.toInstant(), true, null);
 		}
-		List<OffsetDateTime> created = this.jdbc.sql((key != null) ? this.insertKeyedLeased : this.insertLeased)
-			.params(params)
-			.query((rs, row) -> rs.getObject(1, OffsetDateTime.class))
-			.list();
-		OffsetDateTime leased = created.get(0);
-		return (leased != null) ? leased.toInstant() : null;
+		if (!Boolean.TRUE
+			.equals(this.jdbc.sql(this.lockKey).params(this.tables.message(), key).query(Boolean.class).single())) {
+			insert(message);
+			return Inserted.ARRIVAL;
+		}
+		params.addAll(0, List.of(key, key, key));
+		return this.jdbc.sql(this.insertKeyedLeased).params(params).query((rs, row) -> inserted(rs)).single();
+	}
+
+	/**
+	 * Inserts a keyed message pending, as {@link #insert} does, and returns the message
+	 * it arrived behind if the caller's transaction is read committed.
+	 * @param message the message, with an ordering key
+	 * @return how the message was inserted
+	 */
+	Inserted insertBehind(NewMessage message) {
+		String key = message.orderingKey();
+		Assert.notNull(key, "Only a keyed message arrives behind another");
+		// Set and read by hand: through JdbcClient's setter and a timestamp's parsing,
+		// this insert cost the writers in the shared bench a third more than INSERT_KEYED
+		// (docs/benchmarks.md, forty-first session).
+		Inserted inserted = this.template.query(this.insertKeyedBehind, (statement) -> {
+			statement.setString(1, key);
+			statement.setString(2, key);
+			statement.setString(3, key);
+			statement.setObject(4, message.id());
+			statement.setString(5, message.destination());
+			statement.setString(6, message.method());
+			statement.setString(7, message.path());
+			statement.setString(8, message.headersJson());
+			statement.setBytes(9, message.body());
+			statement.setString(10, message.contentType());
+			statement.setString(11, key);
+			statement.setString(12, message.idempotencyKey());
+			statement.setString(13, message.traceParent());
+			statement.setString(14, message.traceState());
+		}, (rs) -> rs.next() ? inserted(rs) : null);
+		Assert.state(inserted != null, "An insert returns its row");
+		return inserted;
+	}
+
+	private static Inserted inserted(ResultSet rs) throws SQLException {
+		long micros = rs.getLong(1);
+		Instant createdAt = Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L),
+				Math.floorMod(micros, 1_000_000L) * 1000L);
+		return new Inserted(createdAt, rs.getBoolean(2), rs.getObject(3, UUID.class));
+	}
+
+	/**
+	 * How {@link #insertLeased} inserted a message.
+	 *
+	 * @param createdAt when the message was created, if it was inserted leased or behind
+	 * a known message
+	 * @param leased whether it was inserted leased, to be sent at once
+	 * @param behind the key's message it was inserted pending behind, if known
+	 */
+	record Inserted(Instant createdAt, boolean leased, @Nullable UUID behind) {
+
+		/**
+		 * Inserted pending, behind a message not known.
+		 */
+		static final Inserted ARRIVAL = new Inserted(Instant.EPOCH, false, null);
+
 	}
 
 	private static List<Object> columns(NewMessage message) {

@@ -177,6 +177,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private final Queue<MonoSink<Void>> runsToContinue = new ConcurrentLinkedQueue<>();
 
+	// Segments of runs that messages enqueued here resumed, to start on the run thread.
+	private final Queue<Runnable> segmentsToStart = new ConcurrentLinkedQueue<>();
+
 	// Where a run's next message starts: a thread of its own, so that it waits for
 	// neither a round on the poll thread nor another connection's event loop.
 	private final BackgroundWorker runThread = new BackgroundWorker("retry-outbox-run-");
@@ -331,6 +334,16 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			return;
 		}
 		this.held.add(message.id());
+		// At once, unless messages handed over before wait for a slot: a poll for it
+		// would also write outcomes and claim, a round for each message handed over.
+		DestinationFlow flow = this.flows.get(message.destination());
+		if (this.handedOver.isEmpty() && flow.available() > 0 && this.slots.tryAcquire()) {
+			this.promised.decrementAndGet();
+			Run run = new Run(List.of(message));
+			register(run, flow);
+			startOnRunThread(() -> sendSegment(run, 0, sendFrom(run, message, flow), flow));
+			return;
+		}
 		this.handedOver.add(message);
 		pollNow();
 	}
@@ -452,29 +465,108 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 	}
 
-	private void grow(Run run, List<Claim> behind) {
-		DestinationFlow flow = this.flows.get(run.first().destination());
-		List<UUID> fresh = run.newIds(behind);
-		// Not while the destination's limit is taken: the permit would go to this key
-		// ahead of other keys' heads that wait for it.
-		if (fresh.isEmpty() || !this.running || flow.available() == 0) {
-			return;
+	/**
+	 * Whether a run of this relay holds the ordering key and may take more of its
+	 * messages, so that an enqueue of one may offer it to the run with {@link #follow}.
+	 * @param key the ordering key
+	 * @return whether such a run is under way
+	 */
+	public boolean hasRun(String key) {
+		return this.running && this.settings.runSize() > 1 && this.runsByKey.containsKey(key);
+	}
+
+	/**
+	 * Offers a message inserted pending behind another of its ordering key, once its
+	 * transaction committed, to this relay's run of that key: a run that holds
+	 * {@code behind} as its last message and may grow takes it, to send once that one is
+	 * delivered, as it would take it read again from the table ({@link #arrived}).
+	 * @param message the message, as a claim would have read it
+	 * @param behind the message of its key that it was inserted right behind
+	 * @return whether a run took it; if not, it waits to be read or claimed
+	 */
+	public boolean follow(ClaimedMessage message, UUID behind) {
+		String key = message.orderingKey();
+		if (!this.running || this.settings.runSize() <= 1 || key == null) {
+			return false;
 		}
-		// Used only by a run that had ended: it goes on with a slot of its own.
-		boolean slot = run.hasEnded() && flow.continuesRun() && this.slots.tryAcquire();
-		this.held.addAll(fresh);
-		int resumed = run.extend(behind, slot);
-		if (resumed == Run.REFUSED) {
-			fresh.forEach(this.held::remove);
+		Run run = this.runsByKey.get(key);
+		if (run == null || !run.first().destination().equals(message.destination())) {
+			return false;
+		}
+		DestinationFlow flow = this.flows.get(message.destination());
+		int resumed;
+		boolean slot;
+		// As grow does, without a read to compare: the run must end with the message
+		// this one was inserted behind. Only the send's start is left to the run thread,
+		// so that the committing thread goes back to its application at once.
+		synchronized (run) {
+			if (flow.available() == 0 || !run.endsWith(behind, this.settings.runSize())) {
+				return false;
+			}
+			slot = run.hasEnded() && flow.continuesRun() && this.slots.tryAcquire();
+			this.held.add(message.id());
+			resumed = run.append(List.of(message), slot);
+			if (resumed == Run.REFUSED) {
+				this.held.remove(message.id());
+			}
 		}
 		if (resumed <= Run.APPENDED) {
 			if (slot) {
 				this.slots.release();
 			}
-			return;
+			return resumed == Run.APPENDED;
+		}
+		flow.startRun();
+		startOnRunThread(() -> sendSegment(run, resumed, sendFrom(run, run.get(resumed), flow), flow));
+		return true;
+	}
+
+	/**
+	 * Starts a segment of a run on the run thread, or here if it stopped: then the stop
+	 * has started what it found, and nothing starts it but this thread.
+	 */
+	private void startOnRunThread(Runnable segment) {
+		this.segmentsToStart.add(segment);
+		if (!this.runThread.submit(this::continueRuns)) {
+			continueRuns();
+		}
+	}
+
+	/**
+	 * Adds what was read behind a run's head to the run, if it still ends where that read
+	 * begins.
+	 * @return whether the run took the messages it did not hold
+	 */
+	private boolean grow(Run run, List<Claim> behind) {
+		DestinationFlow flow = this.flows.get(run.first().destination());
+		int resumed;
+		boolean slot;
+		// Under the run's lock: a message that this instance enqueued may grow it while
+		// the chainer does, and only the one whose extension holds may keep its ids.
+		synchronized (run) {
+			List<UUID> fresh = run.newIds(behind);
+			// Not while the destination's limit is taken: the permit would go to this
+			// key ahead of other keys' heads that wait for it.
+			if (fresh.isEmpty() || !this.running || flow.available() == 0) {
+				return false;
+			}
+			// Used only by a run that had ended: it goes on with a slot of its own.
+			slot = run.hasEnded() && flow.continuesRun() && this.slots.tryAcquire();
+			this.held.addAll(fresh);
+			resumed = run.extend(behind, slot);
+			if (resumed == Run.REFUSED) {
+				fresh.forEach(this.held::remove);
+			}
+		}
+		if (resumed <= Run.APPENDED) {
+			if (slot) {
+				this.slots.release();
+			}
+			return resumed == Run.APPENDED;
 		}
 		flow.startRun();
 		sendSegment(run, resumed, onRunThread().then(Mono.defer(() -> sendFrom(run, run.get(resumed), flow))), flow);
+		return true;
 	}
 
 	/**
@@ -1173,12 +1265,16 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	private void start(Run run, DestinationFlow flow) {
+		register(run, flow);
+		sendSegment(run, 0, sendFrom(run, run.first(), flow), flow);
+	}
+
+	private void register(Run run, DestinationFlow flow) {
 		String key = run.key();
 		if (key != null) {
 			this.runsByKey.put(key, run);
 		}
 		flow.startRun();
-		sendSegment(run, 0, sendFrom(run, run.first(), flow), flow);
 	}
 
 	/**
@@ -1243,6 +1339,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	private void continueRuns() {
 		for (MonoSink<Void> run = this.runsToContinue.poll(); run != null; run = this.runsToContinue.poll()) {
 			run.success();
+		}
+		for (Runnable segment = this.segmentsToStart.poll(); segment != null; segment = this.segmentsToStart.poll()) {
+			segment.run();
 		}
 	}
 
@@ -1471,6 +1570,13 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 
 		/**
+		 * Whether it may grow and its last message is {@code behind}.
+		 */
+		synchronized boolean endsWith(UUID behind, int runSize) {
+			return mayGrow(runSize) && this.messages.get(this.messages.size() - 1).id().equals(behind);
+		}
+
+		/**
 		 * The ids of the messages read behind its head that it does not hold yet.
 		 */
 		synchronized List<UUID> newIds(List<Claim> behind) {
@@ -1490,9 +1596,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		 */
 		synchronized int extend(List<Claim> behind, boolean mayResume) {
 			int held = this.messages.size() - 1;
-			boolean open = this.state == State.SENDING || (this.state == State.ENDED && this.resumable && mayResume
-					&& behind.size() > held && problem(behind.get(held)) == null);
-			if (!open || behind.size() <= held) {
+			if (behind.size() <= held) {
 				return REFUSED;
 			}
 			for (int i = 0; i < held; i++) {
@@ -1500,8 +1604,24 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 					return REFUSED;
 				}
 			}
+			return append(behind.subList(held, behind.size()), mayResume);
+		}
+
+		/**
+		 * Adds messages that come right after its last, if it sends or may go on.
+		 * @param more the messages, in order
+		 * @param mayResume whether a run that ended may go on (it has a slot)
+		 * @return {@link #REFUSED}, {@link #APPENDED} to a run still sending, or the
+		 * index to send from in a new segment of a run that had ended
+		 */
+		synchronized int append(List<? extends Claim> more, boolean mayResume) {
+			boolean open = this.state == State.SENDING
+					|| (this.state == State.ENDED && this.resumable && mayResume && problem(more.get(0)) == null);
+			if (!open) {
+				return REFUSED;
+			}
 			int from = this.messages.size();
-			this.messages.addAll(behind.subList(held, behind.size()));
+			this.messages.addAll(more);
 			if (this.state == State.SENDING) {
 				return APPENDED;
 			}
