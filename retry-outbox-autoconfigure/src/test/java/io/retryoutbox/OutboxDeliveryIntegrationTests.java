@@ -317,8 +317,9 @@ class OutboxDeliveryIntegrationTests {
 	void startsTheRoundAnEnqueueBringsNoSoonerThanTheMinRoundIntervalAfterTheLastRound() {
 		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		runner()
+			// Claimed by a round: direct dispatch would send it at commit.
 			.withPropertyValues("retry-outbox.relay.poll-interval=1h", "retry-outbox.relay.min-round-interval=6s",
-					"retry-outbox.relay.notify=false")
+					"retry-outbox.relay.notify=false", "retry-outbox.relay.direct-dispatch=false")
 			.run((context) -> {
 				// The first poll ran at start; the enqueue's wake-up comes well within
 				// six seconds of it, so its round waits for the rest of them.
@@ -338,8 +339,9 @@ class OutboxDeliveryIntegrationTests {
 	void keepsAMessageWhoseRoundIsStillWaitingWhenTheRelayStopsAndSendsItOnTheNextStart() {
 		dispatcher().enqueue(new MockResponse.Builder().code(200).build());
 		runner()
+			// Claimed by a round: direct dispatch would send it at commit.
 			.withPropertyValues("retry-outbox.relay.poll-interval=2h", "retry-outbox.relay.min-round-interval=1h",
-					"retry-outbox.relay.notify=false")
+					"retry-outbox.relay.notify=false", "retry-outbox.relay.direct-dispatch=false")
 			.run((context) -> {
 				OutboxRelay relay = context.getBean(OutboxRelay.class);
 				await().atMost(Duration.ofSeconds(10)).until(() -> relay.getState() == OutboxRelay.State.RUNNING);

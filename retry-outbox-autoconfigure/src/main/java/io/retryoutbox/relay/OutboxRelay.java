@@ -99,9 +99,12 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	private volatile long wakeAt;
 
-	// A poll is submitted that waits for no round interval: to send what direct
-	// dispatch handed over, or to claim again after a full batch.
+	// A poll is submitted that waits for no round interval, to claim again after a full
+	// batch.
 	private final AtomicBoolean nowPending = new AtomicBoolean();
+
+	// Sending what direct dispatch handed over is submitted to the poll thread.
+	private final AtomicBoolean handOverPending = new AtomicBoolean();
 
 	// When the last poll started (System.nanoTime()).
 	private volatile long polledAt = System.nanoTime();
@@ -334,18 +337,21 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			return;
 		}
 		this.held.add(message.id());
-		// At once, unless messages handed over before wait for a slot: a poll for it
-		// would also write outcomes and claim, a round for each message handed over.
-		DestinationFlow flow = this.flows.get(message.destination());
-		if (this.handedOver.isEmpty() && flow.available() > 0 && this.slots.tryAcquire()) {
-			this.promised.decrementAndGet();
-			Run run = new Run(List.of(message));
-			register(run, flow);
-			startOnRunThread(() -> sendSegment(run, 0, sendFrom(run, message, flow), flow));
-			return;
-		}
 		this.handedOver.add(message);
-		pollNow();
+		// Started on the poll thread, where no claim counts the destination's permits
+		// meanwhile, but without a poll: that would also write outcomes and claim, a
+		// round for each message handed over. A message left waiting for a slot goes
+		// at a later poll.
+		if (this.handOverPending.compareAndSet(false, true) && !this.poller.submit(this::sendHandedOverNow)) {
+			this.handOverPending.set(false);
+		}
+	}
+
+	private void sendHandedOverNow() {
+		this.handOverPending.set(false);
+		if (this.running) {
+			sendHandedOver();
+		}
 	}
 
 	private void pollNow() {
@@ -682,6 +688,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		// A poll still scheduled when the relay stopped never ran.
 		this.wakePending.set(false);
 		this.nowPending.set(false);
+		this.handOverPending.set(false);
 		this.ratePollAt = System.nanoTime();
 		this.growPending.set(false);
 		this.poller.start();
@@ -1265,16 +1272,12 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	private void start(Run run, DestinationFlow flow) {
-		register(run, flow);
-		sendSegment(run, 0, sendFrom(run, run.first(), flow), flow);
-	}
-
-	private void register(Run run, DestinationFlow flow) {
 		String key = run.key();
 		if (key != null) {
 			this.runsByKey.put(key, run);
 		}
 		flow.startRun();
+		sendSegment(run, 0, sendFrom(run, run.first(), flow), flow);
 	}
 
 	/**
