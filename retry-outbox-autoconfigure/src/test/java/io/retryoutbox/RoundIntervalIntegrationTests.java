@@ -1,7 +1,5 @@
 package io.retryoutbox;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -10,6 +8,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.OutboxStore;
+import io.retryoutbox.testsupport.CountedStore;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
@@ -189,19 +188,7 @@ class RoundIntervalIntegrationTests {
 
 		@Bean
 		OutboxStore countingOutboxStore(JdbcOutboxComponents jdbc) {
-			OutboxStore store = jdbc.store();
-			return (OutboxStore) Proxy.newProxyInstance(OutboxStore.class.getClassLoader(),
-					new Class<?>[] { OutboxStore.class }, (proxy, method, args) -> {
-						if (method.getName().equals("round")) {
-							this.rounds.incrementAndGet();
-						}
-						try {
-							return method.invoke(store, args);
-						}
-						catch (InvocationTargetException ex) {
-							throw ex.getCause();
-						}
-					});
+			return CountedStore.counting(jdbc.store(), "round", this.rounds);
 		}
 
 	}

@@ -1,7 +1,5 @@
 package io.retryoutbox;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -9,6 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.OutboxStore;
+import io.retryoutbox.testsupport.CountedStore;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
@@ -136,18 +135,7 @@ class RunFollowIntegrationTests {
 			if (!(bean instanceof OutboxStore store)) {
 				return bean;
 			}
-			return Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { OutboxStore.class },
-					(proxy, method, args) -> {
-						if (method.getName().equals("runsBehind")) {
-							this.count.incrementAndGet();
-						}
-						try {
-							return method.invoke(store, args);
-						}
-						catch (InvocationTargetException ex) {
-							throw ex.getCause();
-						}
-					});
+			return CountedStore.counting(store, "runsBehind", this.count);
 		}
 
 		int count() {

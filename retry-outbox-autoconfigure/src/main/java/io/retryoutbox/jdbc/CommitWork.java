@@ -16,8 +16,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * What a transaction that enqueued or replayed messages leaves for once it commits, in
  * one synchronization per transaction and owner of the keys: first the keys of its
  * arrivals are noted for the next admission, which would not see them before the commit,
- * then the messages it inserted leased are handed to the relay, then the relays are
- * woken. Without a transaction to wait for, each is done at once.
+ * then the messages it inserted leased are handed to the relay, then those it inserted
+ * right behind a known message are offered to the relay's runs, then the relays are
+ * woken, told only of the keys whose arrivals no run took. Without a transaction to wait
+ * for, each is done at once.
  * <p>
  * One synchronization, not one for the keys and one for the relay, and none where nothing
  * waits for the commit: each one a transaction carries is work in every commit, and on an
@@ -163,7 +165,7 @@ final class CommitWork implements TransactionSynchronization {
 	public void afterCompletion(int status) {
 		// Rolled back (or unknown): the slots go back; a leased row that did commit is
 		// taken over once its lease expires.
-		this.leased.forEach((leased) -> leased.dispatch().cancel());
+		this.leased.forEach((leased) -> leased.dispatch().cancel(leased.message().destination()));
 	}
 
 	private record Leased(ClaimedMessage message, DirectDispatch dispatch) {

@@ -115,13 +115,13 @@ final class JdbcOutbox implements Outbox {
 		}
 		catch (RuntimeException ex) {
 			if (dispatch != null && owner != null) {
-				dispatch.cancel();
+				dispatch.cancel(request.destination());
 			}
 			throw ex;
 		}
 		Handed taken = handed.get();
 		if (dispatch != null && owner != null && (taken == null || taken.dispatch() == null)) {
-			dispatch.cancel();
+			dispatch.cancel(request.destination());
 		}
 		afterCommit(inTransaction, key, taken);
 		return id;

@@ -627,8 +627,8 @@ final class OrderingKeys {
 		String key = message.orderingKey();
 		Assert.notNull(key, "Only a keyed message arrives behind another");
 		// Set and read by hand: through JdbcClient's setter and a timestamp's parsing,
-		// this insert cost the writers in the shared bench a third more than INSERT_KEYED
-		// (docs/benchmarks.md, forty-first session).
+		// this insert took 1,396 samples of the shared bench's writers against 978 for
+		// INSERT_KEYED (docs/benchmarks.md, forty-first session).
 		Inserted inserted = this.template.query(this.insertKeyedBehind, (statement) -> {
 			statement.setString(1, key);
 			statement.setString(2, key);

@@ -42,7 +42,8 @@ public interface DirectDispatch {
 	/**
 	 * Gives back the slot {@link #reserve} took for a message that is not handed over:
 	 * its transaction rolled back, or it was inserted pending after all.
+	 * @param destination the destination name it was reserved for
 	 */
-	void cancel();
+	void cancel(String destination);
 
 }

@@ -156,6 +156,10 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	// transaction has not ended, or handed over and waiting. Claims leave them free.
 	private final AtomicInteger promised = new AtomicInteger();
 
+	// The same by destination, so that a claim leaves each destination's promised
+	// permits free for the messages promised them.
+	private final Map<String, AtomicInteger> promisedTo = new HashMap<>();
+
 	// Destinations whose last claim took all it asked for, so that more of their
 	// messages may be due. Only the poller's thread uses it.
 	private final Set<String> backlogged = new HashSet<>();
@@ -248,6 +252,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			DestinationFlow flow = new DestinationFlow(name, destination.flow());
 			flow.listen(pauses.listener(name, this.owner));
 			flows.put(name, flow);
+			this.promisedTo.put(name, new AtomicInteger());
 		});
 		this.flows = Collections.unmodifiableMap(flows);
 	}
@@ -316,8 +321,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			return null;
 		}
 		// Checked after taking, so that enqueues racing for the last slot cannot all win.
-		if (this.promised.incrementAndGet() > Math.min(flow.available(), this.slots.availablePermits())) {
-			this.promised.decrementAndGet();
+		int promisedToFlow = this.promisedTo.get(destination).incrementAndGet();
+		if (this.promised.incrementAndGet() > this.slots.availablePermits() || promisedToFlow > flow.available()) {
+			unpromise(destination);
 			return null;
 		}
 		return this.owner;
@@ -333,7 +339,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		if (!this.running) {
 			// Stopped after the reservation: its leases were released before this row
 			// committed, so it waits for its lease to expire, for any relay to take.
-			this.promised.decrementAndGet();
+			unpromise(message.destination());
 			return;
 		}
 		this.held.add(message.id());
@@ -362,8 +368,13 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	}
 
 	@Override
-	public void cancel() {
+	public void cancel(String destination) {
+		unpromise(destination);
+	}
+
+	private void unpromise(String destination) {
 		this.promised.decrementAndGet();
+		this.promisedTo.get(destination).decrementAndGet();
 	}
 
 	private DestinationFlow flow(String destination) {
@@ -765,7 +776,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			// Released above if their transaction had committed; else their lease
 			// expires.
 			for (ClaimedMessage message = this.handedOver.poll(); message != null; message = this.handedOver.poll()) {
-				this.promised.decrementAndGet();
+				unpromise(message.destination());
 			}
 		}
 	}
@@ -1114,7 +1125,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				this.settings.batchSize());
 		Map<String, Integer> limits = new LinkedHashMap<>();
 		for (Map.Entry<String, DestinationFlow> flow : this.flows.entrySet()) {
-			int limit = Math.min(free, flow.getValue().available());
+			int limit = Math.min(free,
+					Math.max(0, flow.getValue().available() - this.promisedTo.get(flow.getKey()).get()));
 			if (limit > 0) {
 				limits.put(flow.getKey(), limit);
 				free -= limit;
@@ -1243,7 +1255,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		for (ClaimedMessage message = this.handedOver.poll(); message != null; message = this.handedOver.poll()) {
 			DestinationFlow flow = this.flows.get(message.destination());
 			if (flow.available() > 0 && this.slots.tryAcquire()) {
-				this.promised.decrementAndGet();
+				unpromise(message.destination());
 				start(new Run(List.of(message)), flow);
 			}
 			else {
@@ -1426,7 +1438,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 */
 	private boolean freedEnough(String destination) {
 		DestinationFlow flow = this.flows.get(destination);
-		int free = Math.min(flow.available(), this.slots.availablePermits() - this.promised.get());
+		int free = Math.min(flow.available() - this.promisedTo.get(destination).get(),
+				this.slots.availablePermits() - this.promised.get());
 		return free >= Math.max(1, Math.min(flow.limit(), this.settings.batchSize()) / 2);
 	}
 
