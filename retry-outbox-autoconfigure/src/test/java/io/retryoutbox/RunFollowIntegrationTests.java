@@ -3,6 +3,9 @@ package io.retryoutbox;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.retryoutbox.relay.OutboxRelay;
@@ -120,6 +123,51 @@ class RunFollowIntegrationTests {
 					.containsEntry("attempts", 1);
 			}
 		});
+	}
+
+	@Test
+	void aMessageEnqueuedAfterOneTheRunSkippedGoesAfterThatOneThoughItArrivesBehindTheRunsLast() throws Exception {
+		// The run lets its key go a second after its last answer, so that what it does
+		// not take goes by a claim then.
+		runner()
+			.withPropertyValues("retry-outbox.relay.run-linger=1s", "retry-outbox.relay.min-round-interval=0",
+					"retry-outbox.relay.poll-interval=100ms")
+			.run((context) -> {
+				send(context, "/first");
+				OutboxRelay relay = context.getBean(OutboxRelay.class);
+				relay.start();
+				assertThat(this.destination.nextPath()).isEqualTo("/first");
+				CountDownLatch inserted = new CountDownLatch(1);
+				CountDownLatch commit = new CountDownLatch(1);
+				// Inserted before the next message, committed after it was taken.
+				CompletableFuture<UUID> skipped = CompletableFuture
+					.supplyAsync(() -> OutboxContexts.transactions(context).execute((status) -> {
+						UUID id = context.getBean(Outbox.class).send(request("/second"));
+						inserted.countDown();
+						await(commit);
+						return id;
+					}));
+				assertThat(inserted.await(20, TimeUnit.SECONDS)).isTrue();
+				send(context, "/third");
+				assertThat(this.destination.nextPath()).isEqualTo("/third");
+				commit.countDown();
+				skipped.get(20, TimeUnit.SECONDS);
+				// Behind the run's last message, but after one the run does not hold:
+				// that one goes first.
+				send(context, "/fourth");
+				assertThat(this.destination.nextPath()).isEqualTo("/second");
+				assertThat(this.destination.nextPath()).isEqualTo("/fourth");
+			});
+	}
+
+	private static void await(CountDownLatch latch) {
+		try {
+			assertThat(latch.await(20, TimeUnit.SECONDS)).isTrue();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	/**

@@ -43,8 +43,8 @@ final class RelayWakeUps implements JdbcOutboxComponents.RelayWakeUp {
 	}
 
 	@Override
-	public boolean follow(ClaimedMessage message, UUID behind) {
-		return this.localRelay != null && this.localRelay.follow(message, behind);
+	public boolean follow(ClaimedMessage message, UUID behind, int ahead) {
+		return this.localRelay != null && this.localRelay.follow(message, behind, ahead);
 	}
 
 	@Override

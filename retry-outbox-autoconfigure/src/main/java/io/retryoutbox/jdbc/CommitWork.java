@@ -95,21 +95,22 @@ final class CommitWork implements TransactionSynchronization {
 	 * @param key the key
 	 * @param message the message, as a claim would have read it
 	 * @param behind the message of the key it was inserted behind
+	 * @param ahead how many messages of the key were behind the key's head then
 	 * @param relay what reaches the relay of this instance
 	 */
-	void follow(String key, ClaimedMessage message, UUID behind, JdbcOutboxComponents.RelayWakeUp relay) {
+	void follow(String key, ClaimedMessage message, UUID behind, int ahead, JdbcOutboxComponents.RelayWakeUp relay) {
 		this.arrivals.add(key);
 		if (this.atOnce) {
 			this.keys.noteArrivals(List.of(key));
-			follow(new Follower(key, message, behind, relay));
+			follow(new Follower(key, message, behind, ahead, relay));
 		}
 		else {
-			this.followers.add(new Follower(key, message, behind, relay));
+			this.followers.add(new Follower(key, message, behind, ahead, relay));
 		}
 	}
 
 	private void follow(Follower follower) {
-		if (!follower.relay().follow(follower.message(), follower.behind())) {
+		if (!follower.relay().follow(follower.message(), follower.behind(), follower.ahead())) {
 			this.unfollowed.add(follower.key());
 		}
 	}
@@ -172,7 +173,8 @@ final class CommitWork implements TransactionSynchronization {
 
 	}
 
-	private record Follower(String key, ClaimedMessage message, UUID behind, JdbcOutboxComponents.RelayWakeUp relay) {
+	private record Follower(String key, ClaimedMessage message, UUID behind, int ahead,
+			JdbcOutboxComponents.RelayWakeUp relay) {
 
 	}
 

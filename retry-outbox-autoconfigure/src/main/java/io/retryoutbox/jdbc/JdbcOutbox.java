@@ -109,7 +109,8 @@ final class JdbcOutbox implements Outbox {
 					ClaimedMessage claimed = new ClaimedMessage(id, request.destination(), request.method().name(),
 							path, Map.copyOf(headers), body, contentType, key, idempotencyKey, 1, inserted.createdAt(),
 							traceContext(trace));
-					handed.set(new Handed(claimed, inserted.leased() ? dispatch : null, inserted.behind()));
+					handed.set(new Handed(claimed, inserted.leased() ? dispatch : null, inserted.behind(),
+							inserted.ahead()));
 				}
 			});
 		}
@@ -189,7 +190,7 @@ final class JdbcOutbox implements Outbox {
 		CommitWork work = CommitWork.of(this.keys, inTransaction);
 		UUID behind = (handed != null) ? handed.behind() : null;
 		if (handed != null && behind != null && arrival != null) {
-			work.follow(arrival, handed.message(), behind, this.wakeUp);
+			work.follow(arrival, handed.message(), behind, handed.ahead(), this.wakeUp);
 		}
 		else if (arrival != null) {
 			work.arrived(arrival);
@@ -204,9 +205,10 @@ final class JdbcOutbox implements Outbox {
 
 	/**
 	 * A message for the relay of this instance once its transaction commits: inserted
-	 * leased to it by {@code dispatch}, or pending right behind {@code behind}.
+	 * leased to it by {@code dispatch}, or pending right behind {@code behind}, with
+	 * {@code ahead} messages of its key behind the key's head.
 	 */
-	private record Handed(ClaimedMessage message, @Nullable DirectDispatch dispatch, @Nullable UUID behind) {
+	private record Handed(ClaimedMessage message, @Nullable DirectDispatch dispatch, @Nullable UUID behind, int ahead) {
 
 	}
 

@@ -190,13 +190,15 @@ public final class JdbcOutboxComponents {
 		/**
 		 * Offers a message inserted pending right behind {@code behind}, once its
 		 * transaction committed, to this instance's relay's run of its key, which takes
-		 * it if that run ends with {@code behind}; returns at once.
+		 * it if that run ends with {@code behind} and holds {@code ahead} messages behind
+		 * its head; returns at once.
 		 * @param message the message, as a claim would have read it
 		 * @param behind the message of its key that it was inserted right behind
+		 * @param ahead how many messages of its key were behind the key's head then
 		 * @return whether a run took it; if not, the relay is told of its key by
 		 * {@link #arrived}
 		 */
-		default boolean follow(ClaimedMessage message, UUID behind) {
+		default boolean follow(ClaimedMessage message, UUID behind, int ahead) {
 			return false;
 		}
 

@@ -1,5 +1,6 @@
 package io.retryoutbox.jdbc;
 
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
@@ -70,6 +71,10 @@ final class OrderingKeys {
 	// The most keys noted for admission at once; past it, arrivals are found by a scan.
 	private static final int MAX_NOTED = 10_000;
 
+	// The most arrivals, and the most waiting messages, of a key that an insert behind a
+	// run counts: behind a key with as many, no run takes the message at its commit.
+	private static final int MAX_BEHIND_COUNTED = 64;
+
 	/**
 	 * The condition under which a finished message may be deleted without touching its
 	 * key: it holds none (unkeyed, or released).
@@ -110,26 +115,34 @@ final class OrderingKeys {
 			RETURNING created_at
 			""";
 
-	// The key's last unfinished messages, for an insert of one more: the last arrival,
-	// the last waiting message, and the head (the oldest); "behind" is the last of them,
-	// the message a new one arrives right behind. Only under read committed: then the
-	// inserting statement's snapshot is its own, and every message of the key committed
-	// before it is in it; a transaction's older snapshot may miss one.
+	// The key's unfinished messages, for an insert of one more: its arrivals and waiting
+	// messages and its head (the oldest). "behind" is the last of them, the message the
+	// new one arrives right behind, and "ahead" how many are behind the head: a run may
+	// take the new one only if it holds exactly those, so that it never takes a message
+	// past one that committed after the run's last was taken, which it skipped. Only
+	// under read committed: then the inserting statement's snapshot is its own, and every
+	// message of the key committed before it is in it; a transaction's older snapshot may
+	// miss one. Past MAX_BEHIND_COUNTED of either, no answer.
 	private static final String LAST_OF_KEY = """
 			arrival AS (
 				SELECT a.id, a.seq FROM {message} a WHERE a.ordering_key = ? AND a.new_arrival
-				ORDER BY a.seq DESC LIMIT 1),
+				ORDER BY a.seq DESC LIMIT %1$d),
 			waiting AS (
 				SELECT w.id, w.seq FROM {message} w WHERE w.ordering_key = ? AND w.status = {PENDING}
 					AND NOT w.is_head AND NOT w.new_arrival
-				ORDER BY w.seq DESC LIMIT 1),
+				ORDER BY w.seq DESC LIMIT %1$d),
 			holder AS (
 				SELECT h.id FROM {message} h WHERE h.ordering_key = ? AND h.is_head AND h.holds_key LIMIT 1),
+			counted AS (
+				SELECT (SELECT count(*) FROM arrival)::int AS arrivals, (SELECT count(*) FROM waiting)::int AS waiting),
 			last AS (
-				SELECT CASE WHEN current_setting('transaction_isolation') = 'read committed' THEN
+				SELECT CASE WHEN current_setting('transaction_isolation') = 'read committed'
+						AND counted.arrivals < %1$d AND counted.waiting < %1$d THEN
 					coalesce((SELECT l.id FROM (SELECT id, seq FROM arrival UNION ALL SELECT id, seq FROM waiting) l
-						ORDER BY l.seq DESC LIMIT 1), (SELECT id FROM holder)) END AS behind)
-			""";
+						ORDER BY l.seq DESC LIMIT 1), (SELECT id FROM holder)) END AS behind,
+					counted.arrivals + counted.waiting AS ahead
+				FROM counted)
+			""".formatted(MAX_BEHIND_COUNTED);
 
 	// An arrival as INSERT_KEYED makes it, for a key that a run of this instance's relay
 	// holds: it returns the message it arrived behind, so that the run takes it without
@@ -140,7 +153,7 @@ final class OrderingKeys {
 					idempotency_key, trace_parent, trace_state, is_head, holds_key, new_arrival)
 				VALUES (?::uuid, ?, ?, ?, ?::jsonb, ?::bytea, ?, ?, ?, ?, ?, false, true, true)
 				RETURNING created_at)
-			SELECT (extract(epoch FROM inserted.created_at) * 1000000)::bigint, false, last.behind
+			SELECT (extract(epoch FROM inserted.created_at) * 1000000)::bigint, false, last.behind, last.ahead
 			FROM inserted CROSS JOIN last
 			""";
 
@@ -164,7 +177,7 @@ final class OrderingKeys {
 				FROM free
 				RETURNING created_at, status = {IN_FLIGHT} AS leased)
 			SELECT (extract(epoch FROM inserted.created_at) * 1000000)::bigint, inserted.leased,
-				CASE WHEN NOT inserted.leased THEN last.behind END
+				CASE WHEN NOT inserted.leased THEN last.behind END, last.ahead
 			FROM inserted CROSS JOIN last
 			""";
 
@@ -572,19 +585,23 @@ final class OrderingKeys {
 	 */
 	void insert(NewMessage message) {
 		String key = message.orderingKey();
-		this.template.update((key != null) ? this.insertKeyed : this.insert, (statement) -> {
-			statement.setObject(1, message.id());
-			statement.setString(2, message.destination());
-			statement.setString(3, message.method());
-			statement.setString(4, message.path());
-			statement.setString(5, message.headersJson());
-			statement.setBytes(6, message.body());
-			statement.setString(7, message.contentType());
-			statement.setString(8, message.orderingKey());
-			statement.setString(9, message.idempotencyKey());
-			statement.setString(10, message.traceParent());
-			statement.setString(11, message.traceState());
-		});
+		this.template.update((key != null) ? this.insertKeyed : this.insert,
+				(statement) -> setColumns(statement, 1, message));
+	}
+
+	// The message's columns in the order of the inserts, from the parameter at first on.
+	private static void setColumns(PreparedStatement statement, int first, NewMessage message) throws SQLException {
+		statement.setObject(first, message.id());
+		statement.setString(first + 1, message.destination());
+		statement.setString(first + 2, message.method());
+		statement.setString(first + 3, message.path());
+		statement.setString(first + 4, message.headersJson());
+		statement.setBytes(first + 5, message.body());
+		statement.setString(first + 6, message.contentType());
+		statement.setString(first + 7, message.orderingKey());
+		statement.setString(first + 8, message.idempotencyKey());
+		statement.setString(first + 9, message.traceParent());
+		statement.setString(first + 10, message.traceState());
 	}
 
 	/**
@@ -606,7 +623,7 @@ final class OrderingKeys {
 				.params(params)
 				.query((rs, row) -> rs.getObject(1, OffsetDateTime.class))
 				.single();
-			return new Inserted(created.toInstant(), true, null);
+			return new Inserted(created.toInstant(), true, null, 0);
 		}
 		if (!Boolean.TRUE
 			.equals(this.jdbc.sql(this.lockKey).params(this.tables.message(), key).query(Boolean.class).single())) {
@@ -633,17 +650,7 @@ final class OrderingKeys {
 			statement.setString(1, key);
 			statement.setString(2, key);
 			statement.setString(3, key);
-			statement.setObject(4, message.id());
-			statement.setString(5, message.destination());
-			statement.setString(6, message.method());
-			statement.setString(7, message.path());
-			statement.setString(8, message.headersJson());
-			statement.setBytes(9, message.body());
-			statement.setString(10, message.contentType());
-			statement.setString(11, key);
-			statement.setString(12, message.idempotencyKey());
-			statement.setString(13, message.traceParent());
-			statement.setString(14, message.traceState());
+			setColumns(statement, 4, message);
 		}, (rs) -> rs.next() ? inserted(rs) : null);
 		Assert.state(inserted != null, "An insert returns its row");
 		return inserted;
@@ -653,7 +660,7 @@ final class OrderingKeys {
 		long micros = rs.getLong(1);
 		Instant createdAt = Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L),
 				Math.floorMod(micros, 1_000_000L) * 1000L);
-		return new Inserted(createdAt, rs.getBoolean(2), rs.getObject(3, UUID.class));
+		return new Inserted(createdAt, rs.getBoolean(2), rs.getObject(3, UUID.class), rs.getInt(4));
 	}
 
 	/**
@@ -663,13 +670,15 @@ final class OrderingKeys {
 	 * a known message
 	 * @param leased whether it was inserted leased, to be sent at once
 	 * @param behind the key's message it was inserted pending behind, if known
+	 * @param ahead how many of the key's messages are behind its head, ahead of this one,
+	 * if {@code behind} is known
 	 */
-	record Inserted(Instant createdAt, boolean leased, @Nullable UUID behind) {
+	record Inserted(Instant createdAt, boolean leased, @Nullable UUID behind, int ahead) {
 
 		/**
 		 * Inserted pending, behind a message not known.
 		 */
-		static final Inserted ARRIVAL = new Inserted(Instant.EPOCH, false, null);
+		static final Inserted ARRIVAL = new Inserted(Instant.EPOCH, false, null, 0);
 
 	}
 

@@ -494,14 +494,17 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 
 	/**
 	 * Offers a message inserted pending behind another of its ordering key, once its
-	 * transaction committed, to this relay's run of that key: a run that holds
-	 * {@code behind} as its last message and may grow takes it, to send once that one is
-	 * delivered, as it would take it read again from the table ({@link #arrived}).
+	 * transaction committed, to this relay's run of that key: a run that may grow, holds
+	 * {@code behind} as its last message and exactly {@code ahead} messages behind its
+	 * head takes it, to send once that one is delivered, as it would take it read again
+	 * from the table ({@link #arrived}). A run that holds fewer skipped one that
+	 * committed after it took its last, which must go first.
 	 * @param message the message, as a claim would have read it
 	 * @param behind the message of its key that it was inserted right behind
+	 * @param ahead how many messages of its key were behind the key's head then
 	 * @return whether a run took it; if not, it waits to be read or claimed
 	 */
-	public boolean follow(ClaimedMessage message, UUID behind) {
+	public boolean follow(ClaimedMessage message, UUID behind, int ahead) {
 		String key = message.orderingKey();
 		if (!this.running || this.settings.runSize() <= 1 || key == null) {
 			return false;
@@ -517,7 +520,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		// this one was inserted behind. Only the send's start is left to the run thread,
 		// so that the committing thread goes back to its application at once.
 		synchronized (run) {
-			if (flow.available() == 0 || !run.endsWith(behind, this.settings.runSize())) {
+			if (flow.available() == 0 || !run.endsWith(behind, ahead, this.settings.runSize())) {
 				return false;
 			}
 			slot = run.hasEnded() && flow.continuesRun() && this.slots.tryAcquire();
@@ -527,6 +530,15 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				this.held.remove(message.id());
 			}
 		}
+		return afterGrowth(run, flow, resumed, slot);
+	}
+
+	/**
+	 * What a run that took more messages does next: goes on if it had ended, on the run
+	 * thread, with the slot taken for it; else gives that slot back.
+	 * @return whether the run took them
+	 */
+	private boolean afterGrowth(Run run, DestinationFlow flow, int resumed, boolean slot) {
 		if (resumed <= Run.APPENDED) {
 			if (slot) {
 				this.slots.release();
@@ -575,15 +587,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				fresh.forEach(this.held::remove);
 			}
 		}
-		if (resumed <= Run.APPENDED) {
-			if (slot) {
-				this.slots.release();
-			}
-			return resumed == Run.APPENDED;
-		}
-		flow.startRun();
-		sendSegment(run, resumed, onRunThread().then(Mono.defer(() -> sendFrom(run, run.get(resumed), flow))), flow);
-		return true;
+		return afterGrowth(run, flow, resumed, slot);
 	}
 
 	/**
@@ -1586,10 +1590,12 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		}
 
 		/**
-		 * Whether it may grow and its last message is {@code behind}.
+		 * Whether it may grow, holds {@code ahead} messages behind its head and its last
+		 * is {@code behind}.
 		 */
-		synchronized boolean endsWith(UUID behind, int runSize) {
-			return mayGrow(runSize) && this.messages.get(this.messages.size() - 1).id().equals(behind);
+		synchronized boolean endsWith(UUID behind, int ahead, int runSize) {
+			return mayGrow(runSize) && this.messages.size() - 1 == ahead
+					&& this.messages.get(this.messages.size() - 1).id().equals(behind);
 		}
 
 		/**

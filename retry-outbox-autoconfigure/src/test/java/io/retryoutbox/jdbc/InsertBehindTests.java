@@ -54,21 +54,25 @@ class InsertBehindTests {
 		OrderingKeys.Inserted inserted = this.keys.insertBehind(message("k"));
 		assertThat(inserted.leased()).isFalse();
 		assertThat(inserted.behind()).isEqualTo(head);
+		assertThat(inserted.ahead()).isZero();
 		assertThat(inserted.createdAt()).isNotNull();
 	}
 
 	@Test
-	void anArrivalIsInsertedBehindTheLastOfItsKeysUnfinishedMessagesWhetherArrivedOrWaiting() {
+	void anArrivalIsInsertedBehindTheLastOfItsKeysUnfinishedMessagesWhetherArrivedOrWaitingAndCountsThem() {
 		List<UUID> ids = List.of(insert("k"), insert("k"), insert("k"));
 		insert("other");
 		// The head and one behind it claimed, the third left waiting.
 		assertThat(claim(2)).contains(ids.get(0), ids.get(1));
-		UUID arrived = this.keys.insertBehind(message("k")).behind();
-		assertThat(arrived).isEqualTo(ids.get(2));
+		OrderingKeys.Inserted arrived = this.keys.insertBehind(message("k"));
+		assertThat(arrived.behind()).isEqualTo(ids.get(2));
+		assertThat(arrived.ahead()).isEqualTo(2);
 		UUID last = this.jdbc.sql("SELECT id FROM retry_outbox_message ORDER BY seq DESC LIMIT 1")
 			.query(UUID.class)
 			.single();
-		assertThat(this.keys.insertBehind(message("k")).behind()).isEqualTo(last);
+		OrderingKeys.Inserted next = this.keys.insertBehind(message("k"));
+		assertThat(next.behind()).isEqualTo(last);
+		assertThat(next.ahead()).isEqualTo(3);
 	}
 
 	@Test
