@@ -81,6 +81,31 @@ class RunFollowIntegrationTests {
 	}
 
 	@Test
+	void aMessageEnqueuedWhileItsRunsRequestTakesTheDestinationsWholeLimitGoesOnTheRun() throws Exception {
+		runner()
+			.withPropertyValues("retry-outbox.destinations.api.flow.adaptive=false",
+					"retry-outbox.destinations.api.flow.max-concurrency=1")
+			.run((context) -> {
+				UUID first = send(context, "/first");
+				OutboxRelay relay = context.getBean(OutboxRelay.class);
+				this.destination.dispatcher().hold();
+				relay.start();
+				assertThat(this.destination.nextPath()).isEqualTo("/first");
+				assertThat(relay.getInFlight("api")).isEqualTo(1);
+				UUID second = send(context, "/second");
+				this.destination.dispatcher().release();
+				// In the place of the run's one request: nothing more in flight.
+				assertThat(this.destination.nextPath()).isEqualTo("/second");
+				relay.stop();
+				assertThat(context.getBean(Reads.class).count()).isZero();
+				for (UUID id : List.of(first, second)) {
+					assertThat(OutboxContexts.row(context, id)).containsEntry("status", "DELIVERED")
+						.containsEntry("attempts", 1);
+				}
+			});
+	}
+
+	@Test
 	void aMessageEnqueuedInARepeatableReadTransactionIsReadBehindTheRunAndGoesOnIt() throws Exception {
 		runner().run((context) -> {
 			send(context, "/first");

@@ -520,7 +520,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		// this one was inserted behind. Only the send's start is left to the run thread,
 		// so that the committing thread goes back to its application at once.
 		synchronized (run) {
-			if (flow.available() == 0 || !run.endsWith(behind, ahead, this.settings.runSize())) {
+			if (!mayTake(run, flow) || !run.endsWith(behind, ahead, this.settings.runSize())) {
 				return false;
 			}
 			slot = run.hasEnded() && flow.continuesRun() && this.slots.tryAcquire();
@@ -531,6 +531,19 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			}
 		}
 		return afterGrowth(run, flow, resumed, slot);
+	}
+
+	/**
+	 * Whether a run may take more messages now. One that ended may not while its
+	 * destination's limit is taken: going on, it would take a permit ahead of other keys'
+	 * heads that wait for one. One still sending may while its destination is open, even
+	 * with the limit taken: it sends them one after another in its one request's place,
+	 * up to run-size messages as a claimed run does, so it adds nothing in flight;
+	 * refused, they waited for a round although the limit had only been cut by a busy
+	 * machine's latency.
+	 */
+	private static boolean mayTake(Run run, DestinationFlow flow) {
+		return run.hasEnded() ? flow.available() > 0 : flow.continuesRun();
 	}
 
 	/**
@@ -574,9 +587,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		// the chainer does, and only the one whose extension holds may keep its ids.
 		synchronized (run) {
 			List<UUID> fresh = run.newIds(behind);
-			// Not while the destination's limit is taken: the permit would go to this
-			// key ahead of other keys' heads that wait for it.
-			if (fresh.isEmpty() || !this.running || flow.available() == 0) {
+			if (fresh.isEmpty() || !this.running || !mayTake(run, flow)) {
 				return false;
 			}
 			// Used only by a run that had ended: it goes on with a slot of its own.
