@@ -2,6 +2,7 @@ package io.retryoutbox.relay;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,6 +27,8 @@ import org.springframework.http.HttpHeaders;
  * say the downstream is overloaded (429, 503, a timeout), capped at the destination's
  * {@code max-concurrency}; or a fixed limit at that cap. Within that, at most
  * {@code max-rate} requests start per second, if it is set (see {@link DestinationRate}).
+ * The latency it reads is the destination's own where the sender notes it (see
+ * {@link RoundTrip}), else a permit's time from its acquisition to its release.
  */
 final class DestinationFlow {
 
@@ -53,6 +56,8 @@ final class DestinationFlow {
 	};
 
 	private final SimpleLimiter<Void> limiter;
+
+	private final Limit limit;
 
 	private final RelayDestination.Flow flow;
 
@@ -84,6 +89,7 @@ final class DestinationFlow {
 		Limit limit = flow.adaptive() ? new LatencyAndLossLimit(Math.min(INITIAL_LIMIT, flow.maxConcurrency()),
 				flow.maxConcurrency(), this::inFlight) : FixedLimit.of(flow.maxConcurrency());
 		this.limiter = SimpleLimiter.newBuilder().named(destination).limit(limit).nanoClock(nanoClock).build();
+		this.limit = limit;
 		this.flow = flow;
 		this.rate = new DestinationRate(flow.maxRate(), nanoClock);
 		this.nanoClock = nanoClock;
@@ -220,7 +226,8 @@ final class DestinationFlow {
 	 */
 	Limiter.Listener acquire() {
 		this.rate.take();
-		return this.limiter.acquire(null).<Limiter.Listener>map(OncePermit::new).orElse(UNCOUNTED);
+		Optional<Limiter.Listener> permit = this.limiter.acquire(null);
+		return permit.isPresent() ? new OncePermit(permit.get(), this.limiter.getInflight()) : UNCOUNTED;
 	}
 
 	/**
@@ -232,7 +239,27 @@ final class DestinationFlow {
 	 * @param outcome what the request produced
 	 */
 	void release(Limiter.Listener permit, DeliveryOutcome outcome) {
-		signal(permit, outcome);
+		release(permit, outcome, -1);
+	}
+
+	/**
+	 * Gives a permit back, as {@link #release(Limiter.Listener, DeliveryOutcome)} does,
+	 * with the limit told the destination's own time where the request's sender noted it:
+	 * from the request going out to its answer's head coming back. The permit's own time,
+	 * from its acquisition to now, also holds the relay's work and its waits for the CPU
+	 * before and after, which rise on a busy machine as a queue downstream would.
+	 * @param permit the permit
+	 * @param outcome what the request produced
+	 * @param roundTripNanos the destination's time, or {@code -1} if not known
+	 */
+	void release(Limiter.Listener permit, DeliveryOutcome outcome, long roundTripNanos) {
+		if (roundTripNanos >= 0 && outcome instanceof DeliveryOutcome.Response response
+				&& permit instanceof OncePermit once) {
+			once.sample(this.limit, this.nanoClock.getAsLong() - roundTripNanos, roundTripNanos, dropped(response));
+		}
+		else {
+			signal(permit, outcome);
+		}
 		DestinationState state = state();
 		Duration retryAfter = (this.flow.pauseOnRetryAfter()) ? retryAfter(outcome) : null;
 		if (retryAfter != null) {
@@ -302,10 +329,16 @@ final class DestinationFlow {
 		return (a.compareTo(b) <= 0) ? a : b;
 	}
 
+	/**
+	 * Whether an answer says the downstream is overloaded and dropped the request.
+	 */
+	private static boolean dropped(DeliveryOutcome.Response response) {
+		return response.statusCode() == 429 || response.statusCode() == 503;
+	}
+
 	private static void signal(Limiter.Listener permit, DeliveryOutcome outcome) {
 		if (outcome instanceof DeliveryOutcome.Response response) {
-			int status = response.statusCode();
-			if (status == 429 || status == 503) {
+			if (dropped(response)) {
 				permit.onDropped();
 			}
 			else {
@@ -332,10 +365,25 @@ final class DestinationFlow {
 
 		private final Limiter.Listener permit;
 
+		// In flight when it was acquired, as the limiter tells its limit.
+		private final int inFlight;
+
 		private final AtomicBoolean released = new AtomicBoolean();
 
-		OncePermit(Limiter.Listener permit) {
+		OncePermit(Limiter.Listener permit, int inFlight) {
 			this.permit = permit;
+			this.inFlight = inFlight;
+		}
+
+		/**
+		 * Gives the permit back without the limiter's own sample, and tells the limit
+		 * this one instead, unless it was given back already.
+		 */
+		void sample(Limit limit, long startTime, long rtt, boolean dropped) {
+			if (this.released.compareAndSet(false, true)) {
+				this.permit.onIgnore();
+				limit.onSample(startTime, rtt, this.inFlight, dropped);
+			}
 		}
 
 		@Override

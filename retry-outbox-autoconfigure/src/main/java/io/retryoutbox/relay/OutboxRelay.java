@@ -1423,8 +1423,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		return Mono.defer(() -> {
 			Instant startedAt = Instant.now();
 			long start = System.nanoTime();
-			return this.dispatcher.send(message).map((outcome) -> {
-				flow.release(permit, outcome);
+			RoundTrip roundTrip = new RoundTrip();
+			return this.dispatcher.send(message).contextWrite(RoundTrip.into(roundTrip)).map((outcome) -> {
+				flow.release(permit, outcome, roundTrip.nanos());
 				Duration pausedFor = this.pauses.pausedFor(message.destination(), message.createdAt(), flow);
 				return this.recorder.record(message, outcome, pausedFor, startedAt, start);
 			});

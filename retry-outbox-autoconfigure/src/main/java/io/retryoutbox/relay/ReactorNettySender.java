@@ -43,13 +43,17 @@ final class ReactorNettySender implements RelayExchange.Sender {
 	@Override
 	public Mono<Void> exchange(HttpMethod method, URI uri, Consumer<HttpHeaders> headers, byte @Nullable [] body,
 			Function<RelayResponse, Mono<Void>> reader) {
-		return Mono.defer(() -> {
+		return Mono.deferContextual((context) -> {
 			// Written on the event loop before the failure or the answer that reads them.
 			HttpHeaders[] sent = { HttpHeaders.EMPTY };
 			boolean[] answered = new boolean[1];
+			RoundTrip roundTrip = RoundTrip.in(context);
 			return this.client.request(io.netty.handler.codec.http.HttpMethod.valueOf(method.name()))
 				.uri(uri)
 				.send((request, outbound) -> {
+					if (roundTrip != null) {
+						roundTrip.sent();
+					}
 					HttpHeaders written = new HttpHeaders(new Netty4HeadersAdapter(request.requestHeaders()));
 					headers.accept(written);
 					sent[0] = written;
@@ -60,6 +64,9 @@ final class ReactorNettySender implements RelayExchange.Sender {
 					return outbound.sendByteArray(Mono.just(body));
 				})
 				.responseConnection((response, connection) -> {
+					if (roundTrip != null) {
+						roundTrip.answered();
+					}
 					answered[0] = true;
 					return reader.apply(RelayResponse.of(response, connection));
 				})

@@ -155,6 +155,38 @@ class DestinationFlowTests {
 		assertThat(flow.limit()).isGreaterThanOrEqualTo(before);
 	}
 
+	/**
+	 * As a 20 ms downstream is answered on a machine short of CPU: each permit is held
+	 * four times as long as the destination took, by the relay's own work before the
+	 * request goes out and after its answer comes back. Told the destination's own time,
+	 * the limit holds; told only the permit's, it shrinks, as for a queue downstream.
+	 */
+	@Test
+	void holdsItsLimitWhileTheDestinationsOwnTimeStaysFlatThoughTheRelaysOwnWorkGrows() {
+		DestinationFlow toldRoundTrips = flow(true, 256);
+		DestinationFlow toldPermitTimes = flow(true, 256);
+		run(toldRoundTrips, 100, (n) -> false);
+		run(toldPermitTimes, 100, (n) -> false);
+		int settled = toldRoundTrips.limit();
+		int lowest = settled;
+		for (int round = 0; round < 50; round++) {
+			List<Limiter.Listener> roundTrips = new ArrayList<>();
+			List<Limiter.Listener> permitTimes = new ArrayList<>();
+			for (int i = toldRoundTrips.available(); i > 0; i--) {
+				roundTrips.add(toldRoundTrips.acquire());
+			}
+			for (int i = toldPermitTimes.available(); i > 0; i--) {
+				permitTimes.add(toldPermitTimes.acquire());
+			}
+			this.now.addAndGet(4 * TWENTY_MS);
+			roundTrips.forEach((permit) -> toldRoundTrips.release(permit, response(200, null), TWENTY_MS));
+			permitTimes.forEach((permit) -> toldPermitTimes.release(permit, response(200, null)));
+			assertThat(toldRoundTrips.limit()).isGreaterThanOrEqualTo(settled);
+			lowest = Math.min(lowest, toldPermitTimes.limit());
+		}
+		assertThat(lowest).isLessThan(settled / 2);
+	}
+
 	@Test
 	void shrinksWhenLatencyRises() {
 		DestinationFlow flow = flow(true, 256);

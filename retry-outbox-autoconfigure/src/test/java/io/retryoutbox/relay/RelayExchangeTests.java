@@ -135,6 +135,32 @@ class RelayExchangeTests {
 		}
 	}
 
+	/**
+	 * The destination's own time, which the adaptive limit is told: from the request
+	 * going out to the head of its answer, without the relay's work after that, here half
+	 * a second. Through the connector it is not known, and the limit is told the permit's
+	 * time instead.
+	 */
+	@Test
+	void notesTheDestinationsOwnTimeWhenItSendsStraightToItsReactorNettyClient() {
+		RoundTrip direct = roundTrip(RelayExchange.direct(this.connector, this.client));
+		RoundTrip throughConnector = roundTrip(RelayExchange.direct(this.connector));
+		assertThat(Duration.ofNanos(direct.nanos())).isBetween(Duration.ofMillis(200), Duration.ofMillis(450));
+		assertThat(throughConnector.nanos()).isEqualTo(-1);
+	}
+
+	private RoundTrip roundTrip(RelayExchange exchange) {
+		this.server.dispatcher()
+			.enqueue(new MockResponse.Builder().code(200).headersDelay(200, TimeUnit.MILLISECONDS).body("ok").build());
+		RoundTrip roundTrip = new RoundTrip();
+		exchange.exchange(HttpMethod.POST, uri(), (headers) -> {
+		}, new byte[0],
+				(response) -> DataBufferUtils.join(response.body()).then(Mono.delay(Duration.ofMillis(500))).then())
+			.contextWrite(RoundTrip.into(roundTrip))
+			.block(Duration.ofSeconds(10));
+		return roundTrip;
+	}
+
 	@Test
 	void failsARefusedRequestToItsReactorNettyClientAsTheConnectorFailsIt() {
 		URI refused = URI.create("http://127.0.0.1:" + closedPort() + "/refused");
