@@ -1,7 +1,5 @@
 package io.retryoutbox;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -11,13 +9,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import javax.sql.DataSource;
 
 import io.retryoutbox.relay.OutboxRelay;
-import io.retryoutbox.relay.OutboxStore;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
@@ -26,7 +22,6 @@ import mockwebserver3.RecordedRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
@@ -230,63 +225,6 @@ class DirectDispatchIntegrationTests {
 			assertThat(receivedPaths(1)).containsExactly("/orphan");
 			assertThat(this.destination.server().getRequestCount()).isEqualTo(1);
 		});
-	}
-
-	/**
-	 * The relay's first claim works out its limits, then waits here before it claims: an
-	 * enqueue meanwhile finds the destination's one permit free, although the claim may
-	 * take it. Reserved for direct dispatch, the message was inserted leased and waited
-	 * for the permit the claim took, its attempt counted.
-	 */
-	@Test
-	void aMessageEnqueuedWhileAClaimMayTakeTheDestinationsLastPermitIsNotInsertedLeased() throws Exception {
-		HeldClaim held = new HeldClaim();
-		runner()
-			.withPropertyValues("retry-outbox.destinations.api.flow.adaptive=false",
-					"retry-outbox.destinations.api.flow.max-concurrency=1", "retry-outbox.relay.auto-startup=false")
-			.withBean(HeldClaim.class, () -> held)
-			.run((context) -> {
-				UUID first = send(context, "/first", "a");
-				context.getBean(OutboxRelay.class).start();
-				assertThat(held.claiming.await(20, TimeUnit.SECONDS)).isTrue();
-				UUID second = send(context, "/second", "b");
-				held.release.countDown();
-				awaitDelivered(context, first, second);
-				assertThat(insertedLeased(context, second)).isFalse();
-				assertThat(receivedPaths(2)).containsExactly("/first", "/second");
-			});
-	}
-
-	/**
-	 * Holds the relay's first round that claims for {@code api} until released.
-	 */
-	static final class HeldClaim implements BeanPostProcessor {
-
-		final CountDownLatch claiming = new CountDownLatch(1);
-
-		final CountDownLatch release = new CountDownLatch(1);
-
-		@Override
-		public Object postProcessAfterInitialization(Object bean, String beanName) {
-			if (!(bean instanceof OutboxStore store)) {
-				return bean;
-			}
-			return Proxy.newProxyInstance(OutboxStore.class.getClassLoader(), new Class<?>[] { OutboxStore.class },
-					(proxy, method, args) -> {
-						if (method.getName().equals("round") && args[4] instanceof Map<?, ?> limits
-								&& limits.containsKey("api") && this.claiming.getCount() > 0) {
-							this.claiming.countDown();
-							assertThat(this.release.await(20, TimeUnit.SECONDS)).isTrue();
-						}
-						try {
-							return method.invoke(store, args);
-						}
-						catch (InvocationTargetException ex) {
-							throw ex.getCause();
-						}
-					});
-		}
-
 	}
 
 	private static void awaitRunning(AssertableApplicationContext context) {

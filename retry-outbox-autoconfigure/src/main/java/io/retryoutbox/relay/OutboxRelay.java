@@ -160,11 +160,6 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	// permits free for the messages promised them.
 	private final Map<String, AtomicInteger> promisedTo = new HashMap<>();
 
-	// What the poll's claim under way may take, until what it claimed has started: a
-	// reservation must leave it that, as the claim's limits left the reservations made
-	// before them.
-	private volatile Claiming claiming = Claiming.NONE;
-
 	// Destinations whose last claim took all it asked for, so that more of their
 	// messages may be due. Only the poller's thread uses it.
 	private final Set<String> backlogged = new HashSet<>();
@@ -325,15 +320,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		if (!this.running || !this.polled || flow == null || flow.state() != DestinationState.OPEN) {
 			return null;
 		}
-		// Checked after taking, so that enqueues racing for the last slot cannot all win,
-		// and a claim that worked out its limits meanwhile left this one out.
+		// Checked after taking, so that enqueues racing for the last slot cannot all win.
 		int promisedToFlow = this.promisedTo.get(destination).incrementAndGet();
-		int promised = this.promised.incrementAndGet();
-		Claiming claiming = this.claiming;
-		int slots = this.slots.availablePermits();
-		int permits = flow.available();
-		if (promised + claiming.slots(slots) > slots
-				|| promisedToFlow + claiming.permits(destination, permits) > permits) {
+		if (this.promised.incrementAndGet() > this.slots.availablePermits() || promisedToFlow > flow.available()) {
 			unpromise(destination);
 			return null;
 		}
@@ -978,7 +967,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			// admitted.
 			boolean releaseKeys = recovered || claim || finished.outcomes().stream().anyMatch(Outcome::releasesKey);
 			boolean mayClaim = claim || (this.running && releaseKeys);
-			Map<String, Integer> limits = mayClaim ? claimLimits(true) : Map.of();
+			Map<String, Integer> limits = mayClaim ? claimLimits() : Map.of();
 			if (mayClaim && limits.isEmpty()) {
 				// No slot or permit free now: the poll a completion brings claims.
 				this.claimWanted.set(true);
@@ -1018,9 +1007,6 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				logger.debug("Outbox relay poll failed again", ex);
 			}
 			this.lastPollError = ex;
-		}
-		finally {
-			claimed();
 		}
 	}
 
@@ -1150,33 +1136,6 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * slots.
 	 */
 	private Map<String, Integer> claimLimits() {
-		return claimLimits(false);
-	}
-
-	/**
-	 * What a claim may take per destination now, as {@link #claimLimits()}; if
-	 * {@code published}, also told to the reservations of direct dispatch until
-	 * {@link #claimed()}, and while it is worked out, every slot and permit.
-	 */
-	private Map<String, Integer> claimLimits(boolean published) {
-		if (!published) {
-			return unpublishedClaimLimits();
-		}
-		this.claiming = Claiming.STARTING;
-		Map<String, Integer> limits = unpublishedClaimLimits();
-		this.claiming = Claiming.of(limits);
-		return limits;
-	}
-
-	/**
-	 * Ends what {@link #claimLimits(boolean)} published: what the claim took has started,
-	 * and counts in the destinations' permits and the relay's slots.
-	 */
-	private void claimed() {
-		this.claiming = Claiming.NONE;
-	}
-
-	private Map<String, Integer> unpublishedClaimLimits() {
 		int free = Math.min(Math.max(0, this.slots.availablePermits() - this.promised.get()),
 				this.settings.batchSize());
 		Map<String, Integer> limits = new LinkedHashMap<>();
@@ -1534,30 +1493,6 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * ended with all delivered, until a round takes its outcomes; then it goes on in a
 	 * new segment.
 	 */
-	/**
-	 * What a claim under way may take: per destination, and in all of the relay's slots;
-	 * everything while its limits are worked out.
-	 */
-	private record Claiming(@Nullable Map<String, Integer> limits, int total) {
-
-		static final Claiming NONE = of(Map.of());
-
-		static final Claiming STARTING = new Claiming(null, 0);
-
-		static Claiming of(Map<String, Integer> limits) {
-			return new Claiming(limits, limits.values().stream().mapToInt(Integer::intValue).sum());
-		}
-
-		int permits(String destination, int available) {
-			return (this.limits != null) ? this.limits.getOrDefault(destination, 0) : available;
-		}
-
-		int slots(int available) {
-			return (this.limits != null) ? this.total : available;
-		}
-
-	}
-
 	private static final class Run {
 
 		static final int REFUSED = -1;
