@@ -66,11 +66,15 @@ class DestinationFlowIntegrationTests {
 
 	@Test
 	void pausesADestinationThatSaysRetryAfterWhileAnotherIsServedAndSpendsNoAttemptsOfItsWaitingMessages() {
-		// The first request, whichever message it carries, is told to wait.
+		// The first request, whichever message it carries, is told to wait. Without
+		// direct dispatch: a message it inserts leased counts its attempt at once, and
+		// waits for the one permit if a claim that worked out its limits before the
+		// reservation took it first, its attempt counted through the pause.
 		this.destination.dispatcher()
 			.enqueue(new MockResponse.Builder().code(503).setHeader("Retry-After", "2").build());
 		OutboxContexts.runner(this.jdbcUrl)
-			.withPropertyValues("retry-outbox.destinations.busy.base-url=" + this.destination.server().url("/busy"),
+			.withPropertyValues("retry-outbox.relay.direct-dispatch=false",
+					"retry-outbox.destinations.busy.base-url=" + this.destination.server().url("/busy"),
 					"retry-outbox.destinations.busy.flow.adaptive=false",
 					"retry-outbox.destinations.busy.flow.max-concurrency=1",
 					"retry-outbox.destinations.fast.base-url=" + this.destination.server().url("/fast"),
