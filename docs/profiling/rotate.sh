@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Deliver runs of several jars (or one jar with different arguments) in turn, the order rotated each
-# round, each after a CHECKPOINT, then each arm's runs: its mean rate and the median, mean and sorted
+# round, each after a CHECKPOINT and once the machine is quiet, then each arm's runs: its mean rate and the median, mean and sorted
 # list of its p99s. For tails, which one run says little about: the p99 at 20 ms moved from 66 to
 # 250 ms between runs of the same jar in an hour (docs/benchmarks.md, forty-second session).
 # Usage: rotate.sh BENCH OUT ROUNDS LATENCY name=jar[:peer arguments] ...
@@ -17,6 +17,19 @@ if ! curl -sf http://127.0.0.1:18080/stats > /dev/null; then
   first=${ARMS[0]#*=}
   OUT=$OUTD "$here/run-one.sh" "$BENCH" "$JARS/${first%%:*}" warm 0 > /dev/null
 fi
+# As run.sh does before each run: wait (at most 30 s) until the machine is quiet. Back to back, the
+# last run's JVM and database were still winding down into the next run's first seconds.
+busy() {
+  local a b idle total=0 i
+  read -r -a a < <(head -1 /proc/stat); sleep 1; read -r -a b < <(head -1 /proc/stat)
+  idle=$(( (b[4] + b[5]) - (a[4] + a[5]) ))
+  for i in 1 2 3 4 5 6 7 8; do total=$(( total + b[i] - a[i] )); done
+  echo $(( total > 0 ? 100 * (total - idle) / total : 0 ))
+}
+quiet() {
+  local waited=0
+  while [ "$(busy)" -gt 25 ] && [ "$waited" -lt 30 ]; do waited=$((waited + 1)); done
+}
 for i in $(seq 1 "$ROUNDS"); do
   for k in $(seq 0 $((N - 1))); do
     arm=${ARMS[$(( (k + i) % N ))]}
@@ -24,6 +37,7 @@ for i in $(seq 1 "$ROUNDS"); do
     jar=${rest%%:*}
     if [[ $rest == *:* ]]; then read -r -a args <<< "${rest#*:}"; fi
     psql -h 127.0.0.1 -p "${PGPORT:-5432}" -U postgres -d postgres -qc checkpoint > /dev/null
+    quiet
     OUT=$OUTD "$here/run-one.sh" "$BENCH" "$JARS/$jar" "$name-$i" "$LAT" "${args[@]}"
   done
 done
