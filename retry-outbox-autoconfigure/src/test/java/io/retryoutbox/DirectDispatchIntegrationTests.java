@@ -9,11 +9,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.sql.DataSource;
 
+import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.relay.OutboxRelay;
+import io.retryoutbox.relay.OutboxStore;
+import io.retryoutbox.testsupport.CountedStore;
 import io.retryoutbox.testsupport.DestinationServer;
 import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
@@ -25,6 +30,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -227,10 +234,67 @@ class DirectDispatchIntegrationTests {
 		});
 	}
 
+	/**
+	 * The relay's poll thread is held in a round, as by a slow database: a message handed
+	 * over meanwhile does not wait for that round to end.
+	 */
+	@Test
+	void sendsAHandedOverMessageWhileTheRelaysRoundIsHeldUp() throws Exception {
+		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
+		runner().withPropertyValues("retry-outbox.relay.poll-interval=200ms")
+			.withUserConfiguration(HeldRounds.class)
+			.run((context) -> {
+				awaitRunning(context);
+				HeldRounds rounds = context.getBean(HeldRounds.class);
+				rounds.hold.set(true);
+				assertThat(rounds.holding.await(20, TimeUnit.SECONDS)).isTrue();
+				try {
+					UUID id = send(context, "/one", "k");
+					assertThat(receivedPaths(1)).containsExactly("/one");
+					assertThat(insertedLeased(context, id)).isTrue();
+				}
+				finally {
+					rounds.release.countDown();
+				}
+			});
+	}
+
 	private static void awaitRunning(AssertableApplicationContext context) {
 		assertThat(context).hasNotFailed();
 		await().atMost(Duration.ofSeconds(10))
 			.until(() -> context.getBean(OutboxRelay.class).getState() == OutboxRelay.State.RUNNING);
+	}
+
+	/**
+	 * Holds the relay's rounds, once asked to, until released.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class HeldRounds {
+
+		final AtomicBoolean hold = new AtomicBoolean();
+
+		final CountDownLatch holding = new CountDownLatch(1);
+
+		final CountDownLatch release = new CountDownLatch(1);
+
+		@Bean
+		OutboxStore heldOutboxStore(JdbcOutboxComponents jdbc) {
+			return CountedStore.calling(jdbc.store(), "round", this::holdIfAsked);
+		}
+
+		private void holdIfAsked() {
+			if (!this.hold.get()) {
+				return;
+			}
+			this.holding.countDown();
+			try {
+				this.release.await(30, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+
 	}
 
 }

@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.retryoutbox.relay.OutboxStore;
 
 /**
- * An outbox store that counts the calls of one of its methods and passes every call on.
+ * An outbox store that counts, or runs a task before, the calls of one of its methods and
+ * passes every call on.
  */
 public final class CountedStore {
 
@@ -22,10 +23,21 @@ public final class CountedStore {
 	 * @return the counting store
 	 */
 	public static OutboxStore counting(OutboxStore store, String method, AtomicInteger calls) {
+		return calling(store, method, calls::incrementAndGet);
+	}
+
+	/**
+	 * Wraps a store.
+	 * @param store the store that does the work
+	 * @param method the name of the method before whose calls {@code before} runs
+	 * @param before what runs, on the calling thread, before each call of {@code method}
+	 * @return the wrapping store
+	 */
+	public static OutboxStore calling(OutboxStore store, String method, Runnable before) {
 		return (OutboxStore) Proxy.newProxyInstance(OutboxStore.class.getClassLoader(),
 				new Class<?>[] { OutboxStore.class }, (proxy, called, args) -> {
 					if (called.getName().equals(method)) {
-						calls.incrementAndGet();
+						before.run();
 					}
 					try {
 						return called.invoke(store, args);
