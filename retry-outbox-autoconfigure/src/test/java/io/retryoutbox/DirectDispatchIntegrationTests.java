@@ -11,7 +11,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 
 import javax.sql.DataSource;
 
@@ -24,6 +24,7 @@ import io.retryoutbox.testsupport.OutboxContexts;
 import io.retryoutbox.testsupport.TestDatabase;
 import mockwebserver3.MockResponse;
 import mockwebserver3.RecordedRequest;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -60,7 +61,7 @@ class DirectDispatchIntegrationTests {
 					"retry-outbox.retry.jitter=0");
 	}
 
-	private static UUID send(ApplicationContext context, String path, String orderingKey) {
+	private static UUID send(ApplicationContext context, String path, @Nullable String orderingKey) {
 		return OutboxContexts.transactions(context)
 			.execute((status) -> context.getBean(Outbox.class)
 				.send(OutboxRequest.post("api", path)
@@ -235,27 +236,67 @@ class DirectDispatchIntegrationTests {
 	}
 
 	/**
-	 * The relay's poll thread is held in a round, as by a slow database: a message handed
-	 * over meanwhile does not wait for that round to end.
+	 * The relay's poll thread is held in a round that writes an outcome and claims
+	 * nothing, as by a slow database: a message handed over meanwhile does not wait for
+	 * that round to end.
 	 */
 	@Test
 	void sendsAHandedOverMessageWhileTheRelaysRoundIsHeldUp() throws Exception {
 		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
-		runner().withPropertyValues("retry-outbox.relay.poll-interval=200ms")
+		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
+		runner().withPropertyValues("retry-outbox.relay.poll-interval=1h")
 			.withUserConfiguration(HeldRounds.class)
 			.run((context) -> {
 				awaitRunning(context);
 				HeldRounds rounds = context.getBean(HeldRounds.class);
-				rounds.hold.set(true);
+				rounds.which = (args) -> args[1] instanceof List<?> outcomes && !outcomes.isEmpty()
+						&& args[4] instanceof Map<?, ?> limits && limits.isEmpty();
+				UUID zero = send(context, "/zero", null);
 				assertThat(rounds.holding.await(20, TimeUnit.SECONDS)).isTrue();
 				try {
-					UUID id = send(context, "/one", "k");
-					assertThat(receivedPaths(1)).containsExactly("/one");
-					assertThat(insertedLeased(context, id)).isTrue();
+					UUID one = send(context, "/one", null);
+					assertThat(receivedPaths(2)).containsExactly("/zero", "/one");
+					assertThat(insertedLeased(context, zero)).isTrue();
+					assertThat(insertedLeased(context, one)).isTrue();
 				}
 				finally {
 					rounds.release.countDown();
 				}
+			});
+	}
+
+	/**
+	 * The relay's first poll works out its claim's limits, the destination's one permit,
+	 * and is held before it claims: a message enqueued meanwhile gets that permit
+	 * reserved, since the limits were worked out before, and is inserted leased. Handed
+	 * over at its commit while the claim may still take the permit, it leaves the permit
+	 * to the claim and goes once the claimed message is answered, so that the destination
+	 * never has two requests in flight.
+	 */
+	@Test
+	void aHandedOverMessageLeavesThePermitToAClaimThatWorkedOutItsLimitsBeforeTheReservation() throws Exception {
+		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
+		this.destination.dispatcher().enqueue(new MockResponse.Builder().code(200).build());
+		runner()
+			.withPropertyValues("retry-outbox.destinations.api.flow.adaptive=false",
+					"retry-outbox.destinations.api.flow.max-concurrency=1", "retry-outbox.relay.auto-startup=false")
+			.withUserConfiguration(HeldRounds.class)
+			.run((context) -> {
+				HeldRounds rounds = context.getBean(HeldRounds.class);
+				rounds.which = (args) -> args[4] instanceof Map<?, ?> limits && limits.containsKey("api");
+				UUID first = send(context, "/first", "a");
+				context.getBean(OutboxRelay.class).start();
+				assertThat(rounds.holding.await(20, TimeUnit.SECONDS)).isTrue();
+				UUID second;
+				try {
+					second = send(context, "/second", "b");
+				}
+				finally {
+					rounds.release.countDown();
+				}
+				awaitDelivered(context, first, second);
+				assertThat(insertedLeased(context, second)).isTrue();
+				assertThat(receivedPaths(2)).containsExactly("/first", "/second");
 			});
 	}
 
@@ -271,7 +312,8 @@ class DirectDispatchIntegrationTests {
 	@Configuration(proxyBeanMethods = false)
 	static class HeldRounds {
 
-		final AtomicBoolean hold = new AtomicBoolean();
+		// Which rounds to hold, by their arguments: the first that matches.
+		volatile Predicate<Object[]> which = (args) -> false;
 
 		final CountDownLatch holding = new CountDownLatch(1);
 
@@ -282,8 +324,8 @@ class DirectDispatchIntegrationTests {
 			return CountedStore.calling(jdbc.store(), "round", this::holdIfAsked);
 		}
 
-		private void holdIfAsked() {
-			if (!this.hold.get()) {
+		private void holdIfAsked(Object[] args) {
+			if (this.holding.getCount() == 0 || !this.which.test(args)) {
 				return;
 			}
 			this.holding.countDown();

@@ -160,6 +160,13 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	// permits free for the messages promised them.
 	private final Map<String, AtomicInteger> promisedTo = new HashMap<>();
 
+	// What the claim under way may take, from when its poll starts working out its limits
+	// until what it claimed has started; null while none is. A reservation made after the
+	// limits were worked out was not left out of them, so its hand-over leaves them to
+	// the
+	// claim.
+	private volatile @Nullable Claiming claiming;
+
 	// Destinations whose last claim took all it asked for, so that more of their
 	// messages may be due. Only the poller's thread uses it.
 	private final Set<String> backlogged = new HashSet<>();
@@ -349,7 +356,9 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		// busy rather than free; the send itself starts on the run thread. Left to the
 		// poll thread, it waited for the round under way (docs/benchmarks.md,
 		// forty-third session).
-		if (flow.available() > 0 && this.slots.tryAcquire()) {
+		Claiming claim = this.claiming;
+		if (flow.available() > Claiming.permits(claim, message.destination())
+				&& this.slots.availablePermits() > Claiming.slots(claim) && this.slots.tryAcquire()) {
 			Run run = new Run(List.of(message));
 			begin(run, flow);
 			unpromise(message.destination());
@@ -854,15 +863,20 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			Finished finished = drainCompleted();
 			OutboxStore.Round round;
 			try {
-				round = this.store.round(this.owner, finished.outcomes(), finished.unsent(), true, limits,
-						this.settings.runSize(), false, this.settings.leaseTimeout());
+				try {
+					round = this.store.round(this.owner, finished.outcomes(), finished.unsent(), true, limits,
+							this.settings.runSize(), false, this.settings.leaseTimeout());
+				}
+				catch (RuntimeException ex) {
+					this.completed.add(finished);
+					throw ex;
+				}
+				written(finished, round.written());
+				send(round.claimed(), limits);
 			}
-			catch (RuntimeException ex) {
-				this.completed.add(finished);
-				throw ex;
+			finally {
+				this.claiming = null;
 			}
-			written(finished, round.written());
-			send(round.claimed(), limits);
 			claimed += round.claimed().size();
 			awaitAnswers(deadline, timeout);
 			boolean idle = finished.isEmpty() && round.claimed().isEmpty() && round.keysReleased() == 0
@@ -984,17 +998,23 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				this.claimWanted.set(true);
 			}
 			OutboxStore.Round round;
+			Set<String> full;
 			try {
-				round = this.store.round(this.owner, finished.outcomes(), finished.unsent(), releaseKeys, limits,
-						this.settings.runSize(), !claim, this.settings.leaseTimeout());
+				try {
+					round = this.store.round(this.owner, finished.outcomes(), finished.unsent(), releaseKeys, limits,
+							this.settings.runSize(), !claim, this.settings.leaseTimeout());
+				}
+				catch (RuntimeException ex) {
+					this.completed.add(finished);
+					this.claimWanted.compareAndSet(false, claim);
+					throw ex;
+				}
+				written(finished, round.written());
+				full = send(round.claimed(), limits);
 			}
-			catch (RuntimeException ex) {
-				this.completed.add(finished);
-				this.claimWanted.compareAndSet(false, claim);
-				throw ex;
+			finally {
+				this.claiming = null;
 			}
-			written(finished, round.written());
-			Set<String> full = send(round.claimed(), limits);
 			if (this.lastPollError != null) {
 				logger.info("Outbox relay polls again after a failure");
 				this.lastPollError = null;
@@ -1147,6 +1167,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	 * slots.
 	 */
 	private Map<String, Integer> claimLimits() {
+		this.claiming = Claiming.UNKNOWN;
 		int free = Math.min(Math.max(0, this.slots.availablePermits() - this.promised.get()),
 				this.settings.batchSize());
 		Map<String, Integer> limits = new LinkedHashMap<>();
@@ -1163,6 +1184,7 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 				this.backlogged.add(flow.getKey());
 			}
 		}
+		this.claiming = new Claiming(limits, limits.values().stream().mapToInt(Integer::intValue).sum());
 		return limits;
 	}
 
@@ -1499,6 +1521,28 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 		if (key != null) {
 			this.runsByKey.remove(key, run);
 		}
+	}
+
+	/**
+	 * What a claim under way may take: at most {@code limits} messages of each
+	 * destination, {@code total} in all, each with a slot and a permit.
+	 */
+	private record Claiming(Map<String, Integer> limits, int total) {
+
+		// While its limits are worked out: any free slot or permit.
+		static final Claiming UNKNOWN = new Claiming(Map.of(), Integer.MAX_VALUE);
+
+		static int permits(@Nullable Claiming claiming, String destination) {
+			if (claiming == null) {
+				return 0;
+			}
+			return (claiming == UNKNOWN) ? Integer.MAX_VALUE : claiming.limits().getOrDefault(destination, 0);
+		}
+
+		static int slots(@Nullable Claiming claiming) {
+			return (claiming != null) ? claiming.total() : 0;
+		}
+
 	}
 
 	/**
