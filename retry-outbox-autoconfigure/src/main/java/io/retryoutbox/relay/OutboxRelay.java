@@ -160,11 +160,10 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 	// permits free for the messages promised them.
 	private final Map<String, AtomicInteger> promisedTo = new HashMap<>();
 
-	// What the claim under way may take, from when its poll starts working out its limits
-	// until what it claimed has started; null while none is. A reservation made after the
-	// limits were worked out was not left out of them, so its hand-over leaves them to
-	// the
-	// claim.
+	// What the claim under way may take, from when its poll starts working out its
+	// limits until what it claimed has started; null while none is. A reservation made
+	// after the limits were worked out was not left out of them, so its hand-over leaves
+	// them to the claim.
 	private volatile @Nullable Claiming claiming;
 
 	// Destinations whose last claim took all it asked for, so that more of their
