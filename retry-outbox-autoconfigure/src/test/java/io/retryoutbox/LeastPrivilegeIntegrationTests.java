@@ -176,7 +176,7 @@ class LeastPrivilegeIntegrationTests {
 					"retry-outbox.relay.warm-up.enabled=true", "retry-outbox.relay.warm-up.requests=300")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				assertThat(output).contains("Outbox relay warmed up with 200 requests")
+				assertThat(output).contains("Outbox relay warmed up with 50 requests")
 					.contains(
 							"The outbox relay's warm-up did not rehearse its rounds on temporary copies of the outbox tables: ")
 					.contains("permission denied to create temporary tables");

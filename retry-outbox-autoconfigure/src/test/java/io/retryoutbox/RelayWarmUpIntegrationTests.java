@@ -93,7 +93,8 @@ class RelayWarmUpIntegrationTests {
 			Set<Thread> pollThreads = pollThreads();
 			context.getBean(OutboxRelay.class).start();
 			assertThat(output).contains(WARMED_UP)
-				.contains(" ms, 100 of them rehearsing its rounds on temporary copies of the outbox tables");
+				.contains(
+						" ms, 100 of them rehearsing its rounds and 150 its enqueues on temporary copies of the outbox tables");
 			assertThat(messages(context)).isEqualTo(before);
 			JdbcClient jdbc = OutboxContexts.jdbc(context);
 			assertThat(jdbc.sql("SELECT count(*) FROM retry_outbox_attempt").query(Long.class).single()).isZero();

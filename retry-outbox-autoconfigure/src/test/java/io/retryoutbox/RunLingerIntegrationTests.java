@@ -222,7 +222,7 @@ class RunLingerIntegrationTests {
 		}
 
 		@Override
-		public void rehearse(String destination, int keys, int perKey, Consumer<OutboxStore> rounds) {
+		public void rehearse(String destination, int keys, int perKey, Consumer<Rehearsal> rounds) {
 			this.store.rehearse(destination, keys, perKey, rounds);
 		}
 

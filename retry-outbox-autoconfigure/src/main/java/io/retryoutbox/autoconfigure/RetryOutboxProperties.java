@@ -490,16 +490,16 @@ public class RetryOutboxProperties {
 
 		/**
 		 * Whether the relay, the first time it starts, sends requests to a local server
-		 * of its own, half of them for keyed messages that a relay of its own claims and
-		 * finishes on temporary copies of the outbox tables in a transaction that is
-		 * rolled back, so that its first messages are not sent by cold code; nothing of
-		 * it reaches a destination or a message row.
+		 * of its own, most of them for keyed messages that it enqueues, and a relay of
+		 * its own claims and finishes, on temporary copies of the outbox tables in a
+		 * transaction that is rolled back, so that its first messages are not sent by
+		 * cold code; nothing of it reaches a destination or a message row.
 		 */
 		private boolean enabled = true;
 
 		/**
-		 * Number of requests the warm-up sends, half of them rehearsing the relay's
-		 * rounds.
+		 * Number of requests the warm-up sends, a quarter of them rehearsing the relay's
+		 * rounds and half its enqueues.
 		 */
 		private int requests = 5000;
 

@@ -45,14 +45,21 @@ final class JdbcOutbox implements Outbox {
 
 	private final Supplier<@Nullable DirectDispatch> directDispatch;
 
-	JdbcOutbox(OrderingKeys keys, JdbcOutboxComponents.EnqueueSettings settings, JsonMapper jsonMapper,
-			JdbcOutboxComponents.RelayWakeUp wakeUp, EnqueueObserver observer) {
-		this(keys, settings, jsonMapper, wakeUp, observer, () -> null);
-	}
+	private final boolean rehearsal;
 
 	JdbcOutbox(OrderingKeys keys, JdbcOutboxComponents.EnqueueSettings settings, JsonMapper jsonMapper,
+			JdbcOutboxComponents.RelayWakeUp wakeUp, EnqueueObserver observer) {
+		this(keys, settings, jsonMapper, wakeUp, observer, () -> null, false);
+	}
+
+	/**
+	 * Creates an outbox.
+	 * @param rehearsal whether it enqueues for the relay's rehearsal, in one transaction
+	 * that never commits: what an enqueue leaves for the commit is then done at once
+	 */
+	JdbcOutbox(OrderingKeys keys, JdbcOutboxComponents.EnqueueSettings settings, JsonMapper jsonMapper,
 			JdbcOutboxComponents.RelayWakeUp wakeUp, EnqueueObserver observer,
-			Supplier<@Nullable DirectDispatch> directDispatch) {
+			Supplier<@Nullable DirectDispatch> directDispatch, boolean rehearsal) {
 		this.keys = keys;
 		this.validator = new RequestValidator(Set.copyOf(settings.destinations()), settings.maxBodySize(),
 				settings.configuredHeaders(), Set.copyOf(settings.signedDestinations()));
@@ -62,6 +69,7 @@ final class JdbcOutbox implements Outbox {
 		this.wakeUp = wakeUp;
 		this.observer = observer;
 		this.directDispatch = directDispatch;
+		this.rehearsal = rehearsal;
 	}
 
 	@Override
@@ -96,7 +104,7 @@ final class JdbcOutbox implements Outbox {
 		String owner = (dispatch != null) ? dispatch.reserve(request.destination()) : null;
 		if (owner == null && !behindRun) {
 			this.observer.observe(id, request, (trace) -> this.keys.insert(message.apply(trace)));
-			afterCommit(inTransaction, key, null);
+			afterCommit(inTransaction && !this.rehearsal, key, null);
 			return id;
 		}
 		AtomicReference<@Nullable Handed> handed = new AtomicReference<>();
@@ -124,7 +132,7 @@ final class JdbcOutbox implements Outbox {
 		if (dispatch != null && owner != null && (taken == null || taken.dispatch() == null)) {
 			dispatch.cancel(request.destination());
 		}
-		afterCommit(inTransaction, key, taken);
+		afterCommit(inTransaction && !this.rehearsal, key, taken);
 		return id;
 	}
 

@@ -120,7 +120,7 @@ public final class JdbcOutboxComponents {
 	 */
 	public Outbox outbox(EnqueueSettings settings, RelayWakeUp wakeUp, EnqueueObserver observer,
 			Supplier<@Nullable DirectDispatch> directDispatch) {
-		return new JdbcOutbox(this.keys, settings, this.jsonMapper, wakeUp, observer, directDispatch);
+		return new JdbcOutbox(this.keys, settings, this.jsonMapper, wakeUp, observer, directDispatch, false);
 	}
 
 	/**

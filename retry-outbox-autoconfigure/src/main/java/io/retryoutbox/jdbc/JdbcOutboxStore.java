@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -14,12 +15,14 @@ import java.util.function.Consumer;
 
 import javax.sql.DataSource;
 
+import io.retryoutbox.Outbox;
 import io.retryoutbox.OutboxClock;
 import io.retryoutbox.message.Claim;
 import io.retryoutbox.message.ClaimedMessage;
 import io.retryoutbox.message.EnqueueObserver;
 import io.retryoutbox.message.Outcome;
 import io.retryoutbox.message.UnreadableMessage;
+import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.OutboxStore;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
@@ -27,6 +30,7 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.Assert;
+import org.springframework.util.unit.DataSize;
 
 /**
  * The relay's {@link OutboxStore} on PostgreSQL: claims and leases here, outcomes and key
@@ -270,7 +274,7 @@ final class JdbcOutboxStore implements OutboxStore {
 	 * only a statement that drops or rewrites them waits for.
 	 */
 	@Override
-	public void rehearse(String destination, int keys, int perKey, Consumer<OutboxStore> rounds) {
+	public void rehearse(String destination, int keys, int perKey, Consumer<Rehearsal> rounds) {
 		this.transactions.executeWithoutResult((status) -> {
 			status.setRollbackOnly();
 			this.jdbc.sql(Sql.render(COPY_TABLES, this.tables)).update();
@@ -286,8 +290,24 @@ final class JdbcOutboxStore implements OutboxStore {
 			// Arrivals are noted once their transaction commits, which this one never
 			// does.
 			rehearsalKeys.findHeadlessKeys();
-			rounds.accept(new JdbcOutboxStore(this.dataSource, REHEARSAL, this.jsonMapper, rehearsalKeys,
-					this.attemptLog, this.clock));
+			JdbcOutboxStore store = new JdbcOutboxStore(this.dataSource, REHEARSAL, this.jsonMapper, rehearsalKeys,
+					this.attemptLog, this.clock);
+			JdbcOutboxComponents.EnqueueSettings settings = new JdbcOutboxComponents.EnqueueSettings(
+					List.of(destination), DataSize.ofKilobytes(64), "Idempotency-Key", false);
+			rounds.accept(new Rehearsal() {
+
+				@Override
+				public OutboxStore store() {
+					return store;
+				}
+
+				@Override
+				public Outbox outbox(OutboxRelay relay) {
+					return new JdbcOutbox(rehearsalKeys, settings, JdbcOutboxStore.this.jsonMapper,
+							new LocalRelay(relay), EnqueueObserver.NONE, () -> relay, true);
+				}
+
+			});
 		});
 	}
 
@@ -317,6 +337,38 @@ final class JdbcOutboxStore implements OutboxStore {
 		return new ClaimedMessage(id, destination, rs.getString("method"), rs.getString("path"), headers,
 				rs.getBytes("body"), rs.getString("content_type"), orderingKey, rs.getString("idempotency_key"),
 				attempt, rs.getObject("created_at", OffsetDateTime.class).toInstant(), traceContext(rs));
+	}
+
+	/**
+	 * Reaches the rehearsal's relay as the application's enqueues reach their instance's.
+	 */
+	private record LocalRelay(OutboxRelay relay) implements JdbcOutboxComponents.RelayWakeUp {
+
+		@Override
+		public boolean isWanted() {
+			return true;
+		}
+
+		@Override
+		public void wakeUp() {
+			this.relay.wakeUp();
+		}
+
+		@Override
+		public void arrived(Collection<String> keys) {
+			this.relay.arrived(keys);
+		}
+
+		@Override
+		public boolean hasRun(String key) {
+			return this.relay.hasRun(key);
+		}
+
+		@Override
+		public boolean follow(ClaimedMessage message, UUID behind, int ahead) {
+			return this.relay.follow(message, behind, ahead);
+		}
+
 	}
 
 	private static Map<String, String> traceContext(ResultSet rs) throws SQLException {

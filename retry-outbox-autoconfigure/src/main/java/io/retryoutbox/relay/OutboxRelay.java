@@ -761,7 +761,8 @@ public final class OutboxRelay implements SmartLifecycle, DirectDispatch {
 			logger
 				.info("Outbox relay warmed up with " + result.answered() + " requests to a local server of its own in "
 						+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms, " + result.rehearsed()
-						+ " of them rehearsing its rounds on temporary copies of the outbox tables");
+						+ " of them rehearsing its rounds and " + result.enqueued()
+						+ " its enqueues on temporary copies of the outbox tables");
 		}
 		catch (RuntimeException ex) {
 			logger.info("Outbox relay warm-up ended early; the relay starts all the same", ex);

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.function.Consumer;
 
+import io.retryoutbox.Outbox;
 import io.retryoutbox.message.Claim;
 import io.retryoutbox.message.Outcome;
 
@@ -124,14 +125,40 @@ public interface OutboxStore {
 	 * seen or kept: in one transaction that is always rolled back, enqueues {@code keys}
 	 * ordering keys of {@code perKey} messages each for {@code destination} into copies
 	 * of the outbox tables that only this transaction sees, and hands {@code rounds} a
-	 * store of the same statements on those copies, joined to the transaction.
+	 * store of the same statements on those copies, joined to the transaction, and an
+	 * outbox that enqueues to them.
 	 * @param destination the destination of the rehearsed messages
 	 * @param keys the number of ordering keys
 	 * @param perKey the number of messages of each key
-	 * @param rounds what to do with the rehearsal's store; a store that cannot rehearse
-	 * does nothing
+	 * @param rounds what to do with the rehearsal; a store that cannot rehearse does
+	 * nothing
 	 */
-	default void rehearse(String destination, int keys, int perKey, Consumer<OutboxStore> rounds) {
+	default void rehearse(String destination, int keys, int perKey, Consumer<Rehearsal> rounds) {
+	}
+
+	/**
+	 * A rehearsal's store and enqueues, valid only on the thread that {@link #rehearse}
+	 * runs on and while it does.
+	 */
+	interface Rehearsal {
+
+		/**
+		 * The store of the rehearsal's copies.
+		 * @return the store
+		 */
+		OutboxStore store();
+
+		/**
+		 * An outbox that enqueues for the rehearsal's destination to its copies, as the
+		 * application's outbox enqueues for {@code relay}'s instance. Its enqueues are in
+		 * the rehearsal's one transaction, which never commits: what the application's
+		 * would leave for their commit, notes, offers to runs, hand-overs and wake-ups of
+		 * {@code relay}, is done at once.
+		 * @param relay the relay of the rehearsal
+		 * @return the outbox
+		 */
+		Outbox outbox(OutboxRelay relay);
+
 	}
 
 	/**

@@ -10,6 +10,8 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.retryoutbox.DeliveryOutcome;
+import io.retryoutbox.Outbox;
+import io.retryoutbox.OutboxRequest;
 import io.retryoutbox.RetryPolicy;
 import io.retryoutbox.message.Claim;
 import io.retryoutbox.message.ClaimedMessage;
@@ -28,9 +30,10 @@ import org.springframework.http.MediaType;
  * The relay's own path, run before it takes messages: requests through its HTTP connector
  * to a server of its own on the loopback interface, their outcomes decided by the default
  * policy and written in rounds as the relay writes them, for messages that do not exist,
- * so that nothing of it reaches a destination or a message row; then half of them as
- * keyed messages that a relay of its own claims, sends and finishes, on temporary copies
- * of the outbox tables in a transaction that is rolled back. A relay started cold sent
+ * so that nothing of it reaches a destination or a message row; then the rest as keyed
+ * messages, a third inserted for a relay of its own to claim, send and finish, and two
+ * thirds enqueued as the application enqueues them, on temporary copies of the outbox
+ * tables in a transaction that is rolled back. A relay started cold sent
  * its first seconds of messages through classes still loading and code still interpreted,
  * while the JIT compilers took much of the machine; in the shared bench a backlog of
  * seconds built behind the first messages (docs/benchmarks.md, twenty-fourth and
@@ -85,10 +88,11 @@ final class RelayWarmUp {
 	Result run(boolean mayClaim) {
 		RelayExchange exchange = this.warmUp.exchange();
 		if (exchange == null || this.warmUp.requests() == 0) {
-			return new Result(0, 0);
+			return new Result(0, 0, 0);
 		}
 		long deadline = System.nanoTime() + this.warmUp.timeout().toNanos();
-		int perKey = Math.max(1, this.warmUp.requests() / 2 / KEYS);
+		int perKey = Math.max(1, this.warmUp.requests() / 4 / KEYS);
+		int enqueues = Math.max(0, Math.min(this.warmUp.requests() / 2, this.warmUp.requests() - KEYS * perKey));
 		DisposableServer server = HttpServer.create()
 			.host("127.0.0.1")
 			.port(0)
@@ -99,13 +103,13 @@ final class RelayWarmUp {
 					this.warmUp.timeout(), Map.of(), OnDead.SKIP, RelayDestination.Flow.DEFAULTS);
 			HttpDispatcher dispatcher = new HttpDispatcher(exchange, Map.of(DESTINATION, destination),
 					this.idempotencyKeyHeader, this.settings.errorBodyLimit());
-			List<Outcome> outcomes = Flux.range(0, Math.max(0, this.warmUp.requests() - KEYS * perKey))
+			List<Outcome> outcomes = Flux.range(0, Math.max(0, this.warmUp.requests() - KEYS * perKey - enqueues))
 				.flatMap((i) -> attempt(dispatcher, i), Math.min(IN_FLIGHT, this.settings.concurrency()))
 				.take(this.warmUp.timeout())
 				.collectList()
 				.block();
 			if (outcomes == null) {
-				return new Result(0, 0);
+				return new Result(0, 0, 0);
 			}
 			Map<String, Integer> limits = mayClaim ? Map.of(DESTINATION, this.settings.batchSize()) : Map.of();
 			for (int from = 0; from < outcomes.size(); from += this.settings.batchSize()) {
@@ -121,8 +125,9 @@ final class RelayWarmUp {
 					this.store.release(this.owner, claimed.stream().map(Claim::id).toList());
 				}
 			}
-			int rehearsed = rehearse(exchange, destination, perKey, deadline);
-			return new Result(outcomes.size() + rehearsed, rehearsed);
+			Rehearsed rehearsed = rehearse(exchange, destination, perKey, enqueues, deadline);
+			return new Result(outcomes.size() + rehearsed.claimed() + rehearsed.enqueued(), rehearsed.claimed(),
+					rehearsed.enqueued());
 		}
 		finally {
 			server.disposeNow();
@@ -133,16 +138,21 @@ final class RelayWarmUp {
 	 * Rehearses with a relay of its own, on the same code as the relay's: the rounds of
 	 * keyed messages (admission, claims with runs, outcomes, releases and promotions) on
 	 * copies of the outbox tables that only the store's rolled-back transaction sees,
-	 * each message sent, a run's one after another, to the local server. The direct
-	 * requests above warm the connector and the dispatcher, but not the relay's own
-	 * rounds and sending, which in the shared bench took the first real messages tens of
-	 * milliseconds each (docs/benchmarks.md, twenty-seventh session).
+	 * each message sent, a run's one after another, to the local server; then enqueues
+	 * through the application's path, whose messages go on runs, are handed over or are
+	 * claimed. The direct requests above warm the connector and the dispatcher, but not
+	 * the relay's own rounds and sending, which in the shared bench took the first real
+	 * messages tens of milliseconds each (docs/benchmarks.md, twenty-seventh session);
+	 * nor the enqueue's paths, which most messages take and which warmed through the
+	 * first seconds of the bench's writers (forty-fourth session).
 	 * @return the number of messages the rehearsal delivered
 	 */
-	private int rehearse(RelayExchange exchange, RelayDestination destination, int perKey, long deadline) {
-		AtomicInteger delivered = new AtomicInteger();
+	private Rehearsed rehearse(RelayExchange exchange, RelayDestination destination, int perKey, int enqueues,
+			long deadline) {
+		AtomicInteger claimed = new AtomicInteger();
+		AtomicInteger enqueued = new AtomicInteger();
 		try {
-			rehearseOnCopies(exchange, destination, perKey, deadline, delivered);
+			rehearseOnCopies(exchange, destination, perKey, enqueues, deadline, claimed, enqueued);
 		}
 		catch (RuntimeException ex) {
 			// E.g. a role that may not create temporary tables: the warm-up above holds.
@@ -150,13 +160,13 @@ final class RelayWarmUp {
 					+ "tables: " + NestedExceptionUtils.getMostSpecificCause(ex).getMessage());
 			logger.debug("The outbox relay's rehearsal failed", ex);
 		}
-		return delivered.get();
+		return new Rehearsed(claimed.get(), enqueued.get());
 	}
 
-	private void rehearseOnCopies(RelayExchange exchange, RelayDestination destination, int perKey, long deadline,
-			AtomicInteger delivered) {
+	private void rehearseOnCopies(RelayExchange exchange, RelayDestination destination, int perKey, int enqueues,
+			long deadline, AtomicInteger claimed, AtomicInteger enqueued) {
 		this.store.rehearse(DESTINATION, KEYS, perKey, (rehearsal) -> {
-			ServedStore served = new ServedStore(rehearsal);
+			ServedStore served = new ServedStore(rehearsal.store());
 			OutboxRelay relay = new OutboxRelay(served, new DestinationPauses(new NoPauses(), Duration.ofMinutes(1)),
 					this.fallback, this.fallback, exchange, Map.of(DESTINATION, destination), this.idempotencyKeyHeader,
 					new OutboxRelay.Settings(this.settings.pollInterval(), this.settings.batchSize(),
@@ -167,6 +177,11 @@ final class RelayWarmUp {
 			relay.start();
 			try {
 				served.serve(() -> served.written() >= KEYS * perKey, deadline);
+				claimed.set(served.written());
+				if (claimed.get() >= KEYS * perKey) {
+					enqueue(rehearsal.outbox(relay), served, enqueues, deadline, enqueued);
+					served.serve(() -> served.written() >= KEYS * perKey + enqueued.get(), deadline);
+				}
 			}
 			finally {
 				// Stopped on a thread of its own: stopping writes the last outcomes,
@@ -177,9 +192,24 @@ final class RelayWarmUp {
 				served.serve(() -> !stopping.isAlive(),
 						System.nanoTime() + this.settings.shutdownTimeout().plusSeconds(1).toNanos());
 				served.close();
-				delivered.set(served.written());
+				enqueued.set(Math.max(0, Math.min(enqueued.get(), served.written() - claimed.get())));
 			}
 		});
+	}
+
+	/**
+	 * Enqueues as writers do, a few keys at a time, each followed by the relay's store
+	 * calls made meanwhile: runs under way take some, others are handed over or claimed.
+	 */
+	private void enqueue(Outbox outbox, ServedStore served, int enqueues, long deadline, AtomicInteger enqueued) {
+		for (int i = 0; i < enqueues && deadline - System.nanoTime() > 0; i++) {
+			outbox.send(OutboxRequest.post(DESTINATION, "/rehearsal")
+				.body(BODY, MediaType.APPLICATION_JSON)
+				.orderingKey("rehearsal-" + (i % KEYS))
+				.build());
+			enqueued.incrementAndGet();
+			served.serveWaiting();
+		}
 	}
 
 	private Mono<Outcome> attempt(HttpDispatcher dispatcher, int index) {
@@ -204,9 +234,14 @@ final class RelayWarmUp {
 	 * What a warm-up did.
 	 *
 	 * @param answered the requests answered, the rehearsal's included
-	 * @param rehearsed the messages the rehearsal delivered
+	 * @param rehearsed the messages the rehearsal claimed and delivered
+	 * @param enqueued the messages the rehearsal enqueued and delivered
 	 */
-	record Result(int answered, int rehearsed) {
+	record Result(int answered, int rehearsed, int enqueued) {
+
+	}
+
+	private record Rehearsed(int claimed, int enqueued) {
 
 	}
 

@@ -59,6 +59,15 @@ final class ServedStore implements OutboxStore {
 	}
 
 	/**
+	 * Runs the calls made so far on this thread, without waiting for more.
+	 */
+	void serveWaiting() {
+		for (FutureTask<?> call = this.calls.poll(); call != null; call = this.calls.poll()) {
+			call.run();
+		}
+	}
+
+	/**
 	 * Serves no more: a call waiting or made from now on fails.
 	 */
 	void close() {
@@ -103,6 +112,11 @@ final class ServedStore implements OutboxStore {
 	@Override
 	public List<Claim> claim(String owner, Map<String, Integer> limits, int runSize, Duration lease) {
 		return call(() -> this.store.claim(owner, limits, runSize, lease));
+	}
+
+	@Override
+	public List<Claim> runsBehind(List<? extends Claim> heads, int runSize) {
+		return call(() -> this.store.runsBehind(heads, runSize));
 	}
 
 	@Override
