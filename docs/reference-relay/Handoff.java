@@ -36,7 +36,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * is sent from the event loop that got the answer, or with {@code --ideal.handoff-hop=true} from one
  * thread of its own, as the starter's runs are. Before the writers start, it sends 5,000 requests
  * through the same client to a loopback server of its own, 64 at a time, as the starter's warm-up
- * does ({@code --ideal.handoff-warm-up=false} skips them).
+ * did until it doubled them ({@code --ideal.handoff-warm-up=false} skips them).
  */
 final class Handoff {
 

@@ -148,7 +148,7 @@ class RelayWarmUpIntegrationTests {
 	}
 
 	@Test
-	void sendsFiveThousandRequestsForAtMostTenSecondsByDefault() {
+	void sendsTenThousandRequestsForAtMostTenSecondsByDefault() {
 		RetryOutboxProperties.WarmUp defaults = new RetryOutboxProperties().getRelay().getWarmUp();
 		assertThat(defaults.isEnabled()).isTrue();
 		OutboxContexts.runner(this.jdbcUrl)
@@ -156,7 +156,7 @@ class RelayWarmUpIntegrationTests {
 					"retry-outbox.relay.auto-startup=false", "retry-outbox.relay.warm-up.enabled=true")
 			.run((context) -> {
 				OutboxRelay.WarmUp warmUp = context.getBean(OutboxRelay.class).getWarmUp();
-				assertThat(warmUp.requests()).isEqualTo(5000);
+				assertThat(warmUp.requests()).isEqualTo(10000);
 				assertThat(warmUp.timeout()).isEqualTo(Duration.ofSeconds(10));
 				assertThat(warmUp.exchange()).isNotNull();
 			});

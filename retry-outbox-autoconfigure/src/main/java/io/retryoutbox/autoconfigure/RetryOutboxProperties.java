@@ -501,7 +501,7 @@ public class RetryOutboxProperties {
 		 * Number of requests the warm-up sends, a quarter of them rehearsing the relay's
 		 * rounds and half its enqueues.
 		 */
-		private int requests = 5000;
+		private int requests = 10000;
 
 		/**
 		 * Longest time the warm-up sends for; the relay then starts with what was done.

@@ -33,11 +33,11 @@ import org.springframework.http.MediaType;
  * so that nothing of it reaches a destination or a message row; then the rest as keyed
  * messages, a third inserted for a relay of its own to claim, send and finish, and two
  * thirds enqueued as the application enqueues them, on temporary copies of the outbox
- * tables in a transaction that is rolled back. A relay started cold sent
- * its first seconds of messages through classes still loading and code still interpreted,
- * while the JIT compilers took much of the machine; in the shared bench a backlog of
- * seconds built behind the first messages (docs/benchmarks.md, twenty-fourth and
- * twenty-seventh sessions).
+ * tables in a transaction that is rolled back. A relay started cold sent its first
+ * seconds of messages through classes still loading and code still interpreted, while the
+ * JIT compilers took much of the machine; in the shared bench a backlog of seconds built
+ * behind the first messages (docs/benchmarks.md, twenty-fourth and twenty-seventh
+ * sessions).
  */
 final class RelayWarmUp {
 
