@@ -176,7 +176,7 @@ final class JdbcOutboxStore implements OutboxStore {
 			return List.of();
 		}
 		List<Claim> runs = this.roundTransactions
-			.execute((status) -> this.keys.readRuns(heads, runSize, this::claimed));
+			.execute((status) -> this.keys.readRuns(heads, runSize, this::claimed, status.isNewTransaction()));
 		return (runs != null) ? runs : List.of();
 	}
 

@@ -535,6 +535,8 @@ final class OrderingKeys {
 
 	private final String readRuns;
 
+	private final String readRunsAndCommit;
+
 	private final String delete;
 
 	private final String arrivedKeys;
@@ -574,7 +576,8 @@ final class OrderingKeys {
 		this.release = Sql.render(RELEASE, tables);
 		this.promote = RelayTransactions.carrying(Sql.render(claimAndPromoteStatement(), tables));
 		this.promoteAndCommit = RelayTransactions.committing(this.promote);
-		this.readRuns = RelayTransactions.committing(RelayTransactions.carrying(this.claimRuns));
+		this.readRuns = RelayTransactions.carrying(this.claimRuns);
+		this.readRunsAndCommit = RelayTransactions.committing(this.readRuns);
 		this.delete = Sql.render(DELETE, tables);
 		this.arrivedKeys = Sql.render(ARRIVED_KEYS, tables);
 	}
@@ -690,17 +693,19 @@ final class OrderingKeys {
 
 	/**
 	 * Reads again the rest of the runs of heads the caller holds, as {@link #claimRuns}
-	 * does, in a transaction of the caller's own that this statement commits: under the
-	 * relay's planner settings, which a fresh outbox's table without statistics needs
-	 * (without them, in the shared bench, these reads scanned the table in the first
-	 * seconds of a run, while the relay fell behind).
+	 * does, under the relay's planner settings, which a fresh outbox's table without
+	 * statistics needs (without them, in the shared bench, these reads scanned the table
+	 * in the first seconds of a run, while the relay fell behind).
 	 * @param heads heads with an ordering key, leased to the caller
 	 * @param runSize the largest number of messages in a run, its head included
 	 * @param mapper reads a row of the run, its attempt counted
+	 * @param commit whether the statement commits the caller's transaction, which must be
+	 * of its own, in the same round trip
 	 * @return the runs' messages, by key, each key's in order
 	 */
-	<T> List<T> readRuns(List<? extends Claim> heads, int runSize, RowMapper<T> mapper) {
-		return RelayTransactions.query(this.template, this.readRuns, runParameters(heads, runSize), mapper);
+	<T> List<T> readRuns(List<? extends Claim> heads, int runSize, RowMapper<T> mapper, boolean commit) {
+		return RelayTransactions.query(this.template, commit ? this.readRunsAndCommit : this.readRuns,
+				runParameters(heads, runSize), mapper);
 	}
 
 	/**

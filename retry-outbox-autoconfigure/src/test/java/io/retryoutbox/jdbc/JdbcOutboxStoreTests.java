@@ -305,6 +305,23 @@ class JdbcOutboxStoreTests {
 	}
 
 	@Test
+	void readsTheRunsBehindHeadsInTheCallersTransactionWithoutCommittingIt() {
+		insert("k");
+		UUID behind = insert("k");
+		List<Claim> heads = this.store
+			.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 1, false, Duration.ofMinutes(1))
+			.claimed();
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		transactions.executeWithoutResult((status) -> {
+			status.setRollbackOnly();
+			UUID rolledBack = insert("k");
+			assertThat(this.store.runsBehind(heads, 3)).extracting(Claim::id).containsExactly(behind, rolledBack);
+		});
+		// The warm-up's rehearsal reads runs so, in a transaction that must roll back.
+		assertThat(this.jdbc.sql("SELECT count(*) FROM retry_outbox_message").query(Long.class).single()).isEqualTo(2);
+	}
+
+	@Test
 	void countsTheAttemptOfEachMessageOfARunWithItsOutcome() {
 		List<UUID> ids = List.of(insert("k"), insert("k"), insert("k"));
 		List<Claim> run = this.store
