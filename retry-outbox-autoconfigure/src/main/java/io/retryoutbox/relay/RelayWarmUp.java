@@ -145,7 +145,7 @@ final class RelayWarmUp {
 	 * messages tens of milliseconds each (docs/benchmarks.md, twenty-seventh session);
 	 * nor the enqueue's paths, which most messages take and which warmed through the
 	 * first seconds of the bench's writers (forty-fourth session).
-	 * @return the number of messages the rehearsal delivered
+	 * @return the messages the rehearsal delivered, claimed and enqueued
 	 */
 	private Rehearsed rehearse(RelayExchange exchange, RelayDestination destination, int perKey, int enqueues,
 			long deadline) {
@@ -177,8 +177,7 @@ final class RelayWarmUp {
 			relay.start();
 			try {
 				served.serve(() -> served.written() >= KEYS * perKey, deadline);
-				claimed.set(served.written());
-				if (claimed.get() >= KEYS * perKey) {
+				if (served.written() >= KEYS * perKey) {
 					enqueue(rehearsal.outbox(relay), served, enqueues, deadline, enqueued);
 					served.serve(() -> served.written() >= KEYS * perKey + enqueued.get(), deadline);
 				}
@@ -192,14 +191,18 @@ final class RelayWarmUp {
 				served.serve(() -> !stopping.isAlive(),
 						System.nanoTime() + this.settings.shutdownTimeout().plusSeconds(1).toNanos());
 				served.close();
-				enqueued.set(Math.max(0, Math.min(enqueued.get(), served.written() - claimed.get())));
+				// The claimed messages were all written before the first enqueue.
+				int written = served.written();
+				enqueued.set(Math.max(0, Math.min(enqueued.get(), written - KEYS * perKey)));
+				claimed.set(written - enqueued.get());
 			}
 		});
 	}
 
 	/**
-	 * Enqueues as writers do, a few keys at a time, each followed by the relay's store
-	 * calls made meanwhile: runs under way take some, others are handed over or claimed.
+	 * Enqueues as a writer does, one message at a time over the keys, each followed by
+	 * the relay's store calls made meanwhile: runs under way take some, others are handed
+	 * over or claimed.
 	 */
 	private void enqueue(Outbox outbox, ServedStore served, int enqueues, long deadline, AtomicInteger enqueued) {
 		for (int i = 0; i < enqueues && deadline - System.nanoTime() > 0; i++) {
