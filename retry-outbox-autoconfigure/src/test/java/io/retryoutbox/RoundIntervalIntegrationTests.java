@@ -5,6 +5,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.retryoutbox.autoconfigure.RetryOutboxProperties;
 import io.retryoutbox.jdbc.JdbcOutboxComponents;
 import io.retryoutbox.relay.OutboxRelay;
 import io.retryoutbox.relay.OutboxStore;
@@ -61,6 +62,30 @@ class RoundIntervalIntegrationTests {
 				// One round per interval that a wake-up brings, one per poll interval
 				// of the relay's own, and the one under way at the start.
 				long most = elapsedMillis / 200 + elapsedMillis / 300 + 2;
+				assertThat(counted).isPositive().isLessThanOrEqualTo((int) most);
+			});
+	}
+
+	@Test
+	void startsTheRoundsThatWakeUpsBringAtMostEveryTwentyMillisecondsByDefault() {
+		assertThat(new RetryOutboxProperties().getRelay().getMinRoundInterval()).isEqualTo(Duration.ofMillis(20));
+		OutboxContexts.runner(this.jdbcUrl)
+			.withUserConfiguration(CountingStore.class)
+			.withPropertyValues("retry-outbox.relay.poll-interval=1s", "retry-outbox.relay.notify=false")
+			.run((context) -> {
+				OutboxRelay relay = context.getBean(OutboxRelay.class);
+				await().atMost(Duration.ofSeconds(10)).until(() -> relay.getState() == OutboxRelay.State.RUNNING);
+				AtomicInteger rounds = context.getBean(CountingStore.class).rounds;
+				int before = rounds.get();
+				long started = System.nanoTime();
+				while (System.nanoTime() - started < Duration.ofSeconds(2).toNanos()) {
+					relay.wakeUp();
+					Thread.onSpinWait();
+				}
+				int counted = rounds.get() - before;
+				long elapsedMillis = Duration.ofNanos(System.nanoTime() - started).toMillis();
+				// As above, with a poll interval of a second, the default.
+				long most = elapsedMillis / 20 + elapsedMillis / 1000 + 2;
 				assertThat(counted).isPositive().isLessThanOrEqualTo((int) most);
 			});
 	}

@@ -266,7 +266,7 @@ public class RetryOutboxProperties {
 		 * starts a round as soon as something wakes the relay.
 		 */
 		@DurationUnit(ChronoUnit.MILLIS)
-		private Duration minRoundInterval = Duration.ofMillis(50);
+		private Duration minRoundInterval = Duration.ofMillis(20);
 
 		/**
 		 * How long a run of an ordering key that delivered all its messages keeps the key

@@ -94,7 +94,7 @@ class DeliveryLatencyBenchmark {
 				});
 	}
 
-	// The same with the default round interval (50 ms): a message that commits right
+	// The same with the default round interval (20 ms): a message that commits right
 	// after
 	// a round waits for the rest of it.
 	@Test
