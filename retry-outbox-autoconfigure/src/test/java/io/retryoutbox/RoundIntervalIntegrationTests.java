@@ -41,19 +41,33 @@ class RoundIntervalIntegrationTests {
 
 	@Test
 	void startsAtMostOneRoundPerIntervalWhileWakeUpsKeepComingAcrossThePollIntervalsOwnPolls() {
+		// Thirteen of the poll interval's own polls come in the four seconds.
+		assertAtMostOneRoundPerIntervalWhileWokenUp(Duration.ofSeconds(4), 200, 300,
+				"retry-outbox.relay.poll-interval=300ms", "retry-outbox.relay.min-round-interval=200ms");
+	}
+
+	@Test
+	void startsTheRoundsThatWakeUpsBringAtMostEveryTwentyMillisecondsByDefault() {
+		assertThat(new RetryOutboxProperties().getRelay().getMinRoundInterval()).isEqualTo(Duration.ofMillis(20));
+		// The test contexts poll every 100 ms; a second is the default.
+		assertAtMostOneRoundPerIntervalWhileWokenUp(Duration.ofSeconds(2), 20, 1000,
+				"retry-outbox.relay.poll-interval=1s");
+	}
+
+	// Wake-ups as an enqueue's commit makes them, without pause, for the given time.
+	private void assertAtMostOneRoundPerIntervalWhileWokenUp(Duration wakingUp, long intervalMillis,
+			long pollIntervalMillis, String... properties) {
 		OutboxContexts.runner(this.jdbcUrl)
 			.withUserConfiguration(CountingStore.class)
-			.withPropertyValues("retry-outbox.relay.poll-interval=300ms", "retry-outbox.relay.min-round-interval=200ms",
-					"retry-outbox.relay.notify=false")
+			.withPropertyValues(properties)
+			.withPropertyValues("retry-outbox.relay.notify=false")
 			.run((context) -> {
 				OutboxRelay relay = context.getBean(OutboxRelay.class);
 				await().atMost(Duration.ofSeconds(10)).until(() -> relay.getState() == OutboxRelay.State.RUNNING);
 				AtomicInteger rounds = context.getBean(CountingStore.class).rounds;
 				int before = rounds.get();
 				long started = System.nanoTime();
-				// Wake-ups as an enqueue's commit makes them, without pause, for four
-				// seconds: thirteen of the poll interval's own polls come in between.
-				while (System.nanoTime() - started < Duration.ofSeconds(4).toNanos()) {
+				while (System.nanoTime() - started < wakingUp.toNanos()) {
 					relay.wakeUp();
 					Thread.onSpinWait();
 				}
@@ -61,31 +75,7 @@ class RoundIntervalIntegrationTests {
 				long elapsedMillis = Duration.ofNanos(System.nanoTime() - started).toMillis();
 				// One round per interval that a wake-up brings, one per poll interval
 				// of the relay's own, and the one under way at the start.
-				long most = elapsedMillis / 200 + elapsedMillis / 300 + 2;
-				assertThat(counted).isPositive().isLessThanOrEqualTo((int) most);
-			});
-	}
-
-	@Test
-	void startsTheRoundsThatWakeUpsBringAtMostEveryTwentyMillisecondsByDefault() {
-		assertThat(new RetryOutboxProperties().getRelay().getMinRoundInterval()).isEqualTo(Duration.ofMillis(20));
-		OutboxContexts.runner(this.jdbcUrl)
-			.withUserConfiguration(CountingStore.class)
-			.withPropertyValues("retry-outbox.relay.poll-interval=1s", "retry-outbox.relay.notify=false")
-			.run((context) -> {
-				OutboxRelay relay = context.getBean(OutboxRelay.class);
-				await().atMost(Duration.ofSeconds(10)).until(() -> relay.getState() == OutboxRelay.State.RUNNING);
-				AtomicInteger rounds = context.getBean(CountingStore.class).rounds;
-				int before = rounds.get();
-				long started = System.nanoTime();
-				while (System.nanoTime() - started < Duration.ofSeconds(2).toNanos()) {
-					relay.wakeUp();
-					Thread.onSpinWait();
-				}
-				int counted = rounds.get() - before;
-				long elapsedMillis = Duration.ofNanos(System.nanoTime() - started).toMillis();
-				// As above, with a poll interval of a second, the default.
-				long most = elapsedMillis / 20 + elapsedMillis / 1000 + 2;
+				long most = elapsedMillis / intervalMillis + elapsedMillis / pollIntervalMillis + 2;
 				assertThat(counted).isPositive().isLessThanOrEqualTo((int) most);
 			});
 	}
