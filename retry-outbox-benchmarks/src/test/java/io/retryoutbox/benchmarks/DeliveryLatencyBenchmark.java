@@ -94,9 +94,9 @@ class DeliveryLatencyBenchmark {
 				});
 	}
 
-	// The same with the default round interval (20 ms): a message that commits right
-	// after
-	// a round waits for the rest of it.
+	// The same with the default round interval (20 ms), each message committed right
+	// after a round: direct dispatch sends it at its commit, without waiting for the
+	// next.
 	@Test
 	void commitToFirstAttemptLatencyRightAfterARoundWithTheDefaultRoundInterval() {
 		runner().run((relay) -> {
