@@ -282,20 +282,25 @@ final class OrderingKeys {
 				FROM locked
 				WHERE r.releasing AND r.ordering_key = ANY (locked.keys)
 			), v AS (
-				SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
+				SELECT t.id, t.status, t.outcome,
+					timestamptz 'epoch' + t.next_attempt_us::bigint * interval '1 microsecond' AS next_attempt_at,
+					t.status_code, t.error_code, t.error, t.dead_reason, t.releases_key,
+					timestamptz 'epoch' + t.started_us::bigint * interval '1 microsecond' AS started_at,
+					t.duration_ms, t.delay_ms, t.delay_reason, t.response_snippet
+				FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
 						?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-					AS v(id, status, outcome, next_attempt_at, status_code, error_code, error, dead_reason,
-						releases_key, started_at, duration_ms, delay_ms, delay_reason, response_snippet)
+					AS t(id, status, outcome, next_attempt_us, status_code, error_code, error, dead_reason,
+						releases_key, started_us, duration_ms, delay_ms, delay_reason, response_snippet)
 			), updated AS (
 				UPDATE {message} m
 				SET status = v.status,
-					next_attempt_at = COALESCE(v.next_attempt_at::timestamptz, m.next_attempt_at),
+					next_attempt_at = COALESCE(v.next_attempt_at, m.next_attempt_at),
 					last_status_code = v.status_code::integer, last_error_code = v.error_code,
 					last_error = left(v.error, 2000), dead_reason = v.dead_reason,
 					delivered_at = CASE WHEN v.status = {DELIVERED} THEN now() END,
 					lease_owner = NULL, lease_until = NULL, new_arrival = false,
 					attempts = CASE WHEN m.status = {PENDING} THEN m.attempts + 1 ELSE m.attempts END,
-					last_attempt_at = CASE WHEN m.status = {PENDING} THEN COALESCE(v.started_at::timestamptz, now())
+					last_attempt_at = CASE WHEN m.status = {PENDING} THEN COALESCE(v.started_at, now())
 						ELSE m.last_attempt_at END,
 					is_head = m.is_head OR (m.holds_key AND NOT v.releases_key::boolean),
 					releasing = m.holds_key AND v.releases_key::boolean AND NOT m.ordering_key = ANY (locked.keys),
@@ -310,7 +315,7 @@ final class OrderingKeys {
 			), logged AS (
 				INSERT INTO {attempt} (message_id, attempt, started_at, duration_ms, outcome, status_code, error_code,
 					error, response_snippet, delay_ms, delay_reason)
-				SELECT u.id, u.attempts, COALESCE(u.started_at::timestamptz, u.last_attempt_at, now()),
+				SELECT u.id, u.attempts, COALESCE(u.started_at, u.last_attempt_at, now()),
 					u.duration_ms::bigint, u.outcome, u.status_code::integer, u.error_code, left(u.error, 2000),
 					u.response_snippet, u.delay_ms::bigint, u.delay_reason
 				FROM updated u
@@ -740,26 +745,16 @@ final class OrderingKeys {
 	 * the keys locked
 	 */
 	Finished finish(String owner, List<Outcome> outcomes, JdbcOutboxComponents.AttemptLog attemptLog, boolean admit) {
-		int size = outcomes.size();
-		String[][] columns = new String[14][size];
-		for (int i = 0; i < size; i++) {
-			Outcome outcome = outcomes.get(i);
-			String[] row = FinishedRow.of(outcome, snippet(outcome, attemptLog));
-			for (int column = 0; column < row.length; column++) {
-				columns[column][i] = row[column];
-			}
-		}
-		String[] releasing = admit ? outcomes.stream()
-			.filter(Outcome::releasesKey)
-			.map((outcome) -> outcome.id().toString())
-			.toArray(String[]::new) : new String[0];
+		FinishedRows rows = FinishedRows.of(outcomes, attemptLog, admit);
 		List<String> candidates = admit ? takeArrived() : List.of();
-		List<Object> params = new ArrayList<>();
-		params.add(releasing);
+		List<Object> params = new ArrayList<>(rows.columns().length + 7);
+		params.add(rows.releasing());
 		params.add(admit);
-		params.add(candidates.toArray(String[]::new));
+		params.add(strings(candidates));
 		params.add(this.tables.message());
-		params.addAll(List.of((Object[]) columns));
+		for (String[] column : rows.columns()) {
+			params.add(column);
+		}
 		params.add(owner);
 		params.add(owner);
 		params.add(attemptLog.enabled());
@@ -769,10 +764,22 @@ final class OrderingKeys {
 		if (!candidates.isEmpty()) {
 			Set<String> taken = new HashSet<>(candidates);
 			taken.retainAll(finished.lockedKeys());
-			candidates.stream().filter((key) -> !taken.contains(key)).forEach(this.arrived::add);
+			for (String key : candidates) {
+				if (!taken.contains(key)) {
+					this.arrived.add(key);
+				}
+			}
 			giveBackUnlessCommitted(taken);
 		}
 		return finished;
+	}
+
+	private static String[] strings(List<String> list) {
+		String[] strings = new String[list.size()];
+		for (int i = 0; i < strings.length; i++) {
+			strings[i] = list.get(i);
+		}
+		return strings;
 	}
 
 	/**
@@ -791,7 +798,7 @@ final class OrderingKeys {
 	 * The stored snippet of an error body: never of a 2xx response, masked, and cut to
 	 * the configured size.
 	 */
-	private static @Nullable String snippet(Outcome outcome, JdbcOutboxComponents.AttemptLog attemptLog) {
+	static @Nullable String snippet(Outcome outcome, JdbcOutboxComponents.AttemptLog attemptLog) {
 		Integer status = outcome.statusCode();
 		byte[] body = outcome.errorBody();
 		if (!attemptLog.enabled() || body == null || status == null || (status >= 200 && status < 300)) {
@@ -1038,20 +1045,49 @@ final class OrderingKeys {
 	}
 
 	/**
-	 * One outcome as the text columns of {@link #FINISH}.
+	 * The outcomes of a batch as the text columns of {@link #FINISH}, one array a column,
+	 * and the ids of those that give their key up, if the batch admits. Built in loops of
+	 * their own, not streams: this runs in every round, and its compiled code was thrown
+	 * away and compiled again after type checks that streams and toArray had inlined into
+	 * finish failed (docs/benchmarks.md, forty-sixth session).
 	 */
-	private static final class FinishedRow {
+	private record FinishedRows(String[][] columns, String[] releasing) {
 
-		static String[] of(Outcome outcome, @Nullable String snippet) {
+		static FinishedRows of(List<Outcome> outcomes, JdbcOutboxComponents.AttemptLog attemptLog, boolean admit) {
+			int size = outcomes.size();
+			String[][] columns = new String[14][size];
+			List<String> releasing = new ArrayList<>();
+			for (int i = 0; i < size; i++) {
+				Outcome outcome = outcomes.get(i);
+				String[] row = row(outcome, snippet(outcome, attemptLog));
+				for (int column = 0; column < row.length; column++) {
+					columns[column][i] = row[column];
+				}
+				if (admit && outcome.releasesKey()) {
+					releasing.add(row[0]);
+				}
+			}
+			return new FinishedRows(columns, strings(releasing));
+		}
+
+		private static String[] row(Outcome outcome, @Nullable String snippet) {
 			RetryDecision decision = outcome.decision();
 			String deadReason = (decision instanceof RetryDecision.Dead dead) ? dead.reason().name() : null;
 			RetryDecision.Retry retry = (decision instanceof RetryDecision.Retry r) ? r : null;
 			return new String[] { outcome.id().toString(), outcome.status().name(), outcome.attemptOutcome().name(),
-					(retry != null) ? retry.nextAttemptAt().toString() : null, text(outcome.statusCode()),
+					(retry != null) ? micros(retry.nextAttemptAt()) : null, text(outcome.statusCode()),
 					outcome.errorCode(), outcome.error(), deadReason, Boolean.toString(outcome.releasesKey()),
-					outcome.startedAt().toString(), Long.toString(outcome.duration().toMillis()),
+					micros(outcome.startedAt()), Long.toString(outcome.duration().toMillis()),
 					(outcome.delay() != null) ? Long.toString(outcome.delay().toMillis()) : null,
 					(retry != null) ? retry.delayReason().name() : null, snippet };
+		}
+
+		// An instant as microseconds since the epoch, which the statement turns back into
+		// a timestamp: Instant.toString's formatter was the relay's largest compilation
+		// but one in the shared bench, and ran for every outcome.
+		private static String micros(Instant instant) {
+			return Long.toString(
+					Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000L), instant.getNano() / 1_000));
 		}
 
 		private static @Nullable String text(@Nullable Object value) {

@@ -116,8 +116,8 @@ class GenericPlanTests {
 
 	private static String finishParameters(List<String> leased) {
 		String ids = "'{" + String.join(",", leased) + "}'";
-		String[] row = { ids, "DELIVERED", "DELIVERED", null, "200", null, null, null, "true", "2026-12-03T10:00:00Z",
-				"5", null, null, null };
+		String[] row = { ids, "DELIVERED", "DELIVERED", null, "200", null, null, null, "true", "1796292000000000", "5",
+				null, null, null };
 		StringBuilder parameters = new StringBuilder(ids + ", true, '{key-1,key-2}', 'retry_outbox_message'");
 		for (int column = 0; column < row.length; column++) {
 			parameters.append(", ").append((column == 0) ? ids : array(row[column], leased.size()));

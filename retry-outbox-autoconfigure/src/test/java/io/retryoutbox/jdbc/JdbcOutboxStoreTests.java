@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -343,6 +344,29 @@ class JdbcOutboxStoreTests {
 				.satisfies((attempt) -> assertThat(attempt).containsEntry("attempt", 1));
 		});
 		assertThat(row(ids.get(2)).get("last_attempt_at")).isEqualTo(Timestamp.from(sent));
+	}
+
+	@Test
+	void writesAnAttemptsStartAndARetrysDueTimeCutToTheMicrosecondOnBothSidesOfTheEpoch() {
+		UUID retried = insert();
+		UUID early = insert();
+		this.store.round("relay-a", List.of(), List.of(), true, Map.of("api", 10), 1, false, Duration.ofMinutes(1));
+		Instant started = Instant.parse("2026-12-03T10:00:00.123456789Z");
+		Instant due = Instant.parse("2026-12-03T10:00:07.000001Z");
+		Instant beforeTheEpoch = Instant.parse("1969-12-31T23:59:59.999999999Z");
+		List<Outcome> outcomes = List.of(
+				new Outcome(retried, new RetryDecision.Retry(due, RetryDecision.DelayReason.BACKOFF, null), false, 503,
+						null, null, started, Duration.ofMillis(5)),
+				new Outcome(early, new RetryDecision.Retry(due, RetryDecision.DelayReason.BACKOFF, null), false, 503,
+						null, null, beforeTheEpoch, Duration.ofMillis(5)));
+		assertThat(this.store.complete("relay-a", outcomes, List.of())).isEqualTo(2);
+		Timestamp startedToTheMicrosecond = Timestamp.from(started.truncatedTo(ChronoUnit.MICROS));
+		assertThat(row(retried)).containsEntry("next_attempt_at", Timestamp.from(due));
+		assertThat(attemptLog(retried)).singleElement()
+			.satisfies((attempt) -> assertThat(attempt).containsEntry("started_at", startedToTheMicrosecond));
+		assertThat(attemptLog(early)).singleElement()
+			.satisfies((attempt) -> assertThat(attempt).containsEntry("started_at",
+					Timestamp.from(beforeTheEpoch.truncatedTo(ChronoUnit.MICROS))));
 	}
 
 	@Test
