@@ -798,7 +798,7 @@ final class OrderingKeys {
 	 * The stored snippet of an error body: never of a 2xx response, masked, and cut to
 	 * the configured size.
 	 */
-	static @Nullable String snippet(Outcome outcome, JdbcOutboxComponents.AttemptLog attemptLog) {
+	private static @Nullable String snippet(Outcome outcome, JdbcOutboxComponents.AttemptLog attemptLog) {
 		Integer status = outcome.statusCode();
 		byte[] body = outcome.errorBody();
 		if (!attemptLog.enabled() || body == null || status == null || (status >= 200 && status < 300)) {
