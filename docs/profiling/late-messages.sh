@@ -15,7 +15,7 @@ create temp view t as
   join retry_outbox_message m on (convert_from(m.body, 'UTF8')::jsonb ->> 'id')::bigint = b.msg_id
   join retry_outbox_attempt a on a.message_id = m.id and a.attempt = 1;
 create temp view k as
-  select t.*, lag(answered) over w as prev_answered, lag(started_at) over w as prev_started,
+  select t.*, lag(answered) over w as prev_answered, row_number() over w as nth_of_key,
          extract(epoch from (started_at - committed)) * 1000 as wait_ms
   from t window w as (partition by ordering_key order by seq);
 select case when wait_ms > $late then 'late' else 'on time' end as messages, count(*),
@@ -28,11 +28,12 @@ select case when wait_ms > $late then 'late' else 'on time' end as messages, cou
 from k group by 1 order by 1;
 -- A key's messages go in runs of run-size (8) from its first on while the key is busy: position 0 is
 -- the first of a run, which waits for a round unless the key was idle.
-select (n - 1) % ${RUN_SIZE:-8} as position_in_run, count(*) filter (where wait_ms > $late) as late, count(*) as messages
-from (select k.*, row_number() over (partition by ordering_key order by seq) as n from k) r group by 1 order by 1;
+select (nth_of_key - 1) % ${RUN_SIZE:-8} as position_in_run, count(*) filter (where wait_ms > $late) as late,
+       count(*) as messages
+from k group by 1 order by 1;
 select round((extract(epoch from (committed - (select min(committed) from t))) * 1000)::numeric, 0) as committed_at_ms,
        ordering_key, round(wait_ms::numeric, 1) as wait_ms,
        round((extract(epoch from (committed - prev_answered)) * 1000)::numeric, 1) as committed_after_previous_answer_ms,
-       (select count(*) from k k2 where k2.ordering_key = k.ordering_key and k2.seq <= k.seq) as nth_of_key
+       nth_of_key
 from k where wait_ms > $late order by committed limit ${LIMIT:-40};
 SQL
